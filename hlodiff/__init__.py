@@ -1,0 +1,10 @@
+"""hlodiff: what XLA did to your program, instruction by instruction."""
+
+__version__ = "0.1.0"
+
+from .errors import HloSyntaxError, HlodiffError, InputError  # noqa: E402
+from .model import Computation, Instruction, Module, Shape  # noqa: E402
+from .parser import parse  # noqa: E402
+
+__all__ = ["parse", "Module", "Computation", "Instruction", "Shape", "HlodiffError",
+           "HloSyntaxError", "InputError", "__version__"]
