@@ -27,27 +27,9 @@ ELEMENT_TYPES = (
 _LAYOUT = r"(?:\{[ \t\r\n]*(?=[\d:])[\d \t\r\n,]*(?::[^{}]*(?:\{[^{}]*\}[^{}]*)*)?\})"
 _SHAPE = r"(?:%s)\[[\d \t\r\n,<=?]*\]%s?" % ("|".join(ELEMENT_TYPES), _LAYOUT)
 
-_MASTER = re.compile(
-    r"""
-    (?P<ws>(?:[ \t\r\n]+|/\*.*?\*/|//[^\r\n]*)+)
-  | (?P<PNAME>%[A-Za-z_][\w.\-]*)
-  | (?P<SHAPE>""" + _SHAPE + r""")
-  | (?P<DIM_LABELS>[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,})
-  | (?P<word>[A-Za-z_][\w.\-]*)(?P<suffix>[=:])?
-  | (?P<ARROW>->)
-  | (?P<PAD>-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*)
-  | (?P<DXD>\d+(?:x\d+)+)
-  | (?P<DECIMAL>-?\d+\.\d*(?:[eE][+\-]?\d+)?|-\.\d+(?:[eE][+\-]?\d+)?|-?\d+[eE][+\-]?\d+
-               |-inf|-nan(?:\(0x[0-9a-fA-F]+\))?)
-  | (?P<INT>-?\d+)
-  | (?P<STRING>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
-  | (?P<BRACE_INTS>\{[ \t\r\n\d,\-]*\})
-  | (?P<ELLIPSIS>\.\.\.)
-  | (?P<LE><=)
-  | (?P<punct>[(){}\[\],=:\#?*])
-    """,
-    re.VERBOSE | re.DOTALL,
-)
+_NAME = r"%?[A-Za-z_][\w.\-]*"
+_SEP = r"[ \t\r\n]*(?:/\*[^*]*\*/[ \t\r\n]*)?"
+_OPERAND = r"(?:%s[ \t\r\n]+)?%s" % (_SHAPE, _NAME)
 
 _PUNCT = {
     "(": "_LPAR", ")": "_RPAR", "{": "_LBRACE", "}": "_RBRACE", "[": "_LSQB", "]": "_RSQB",
@@ -132,86 +114,241 @@ def _scan_literal(text: str, pos: int) -> int:
     raise HloSyntaxError(text, pos, "a closing ')' for this constant")
 
 
+def _attribute(text: str, pos: int, end: int, key: str, comma: bool) -> tuple[list[Token], int]:
+    """Tokens for an attribute name ending at ``end`` (``key`` includes the '=').
+
+    With ``comma`` the attribute was preceded by ',' (from ``pos``), which common attributes
+    absorb (CATTR, CMETADATA, CBLOB) to keep the token count low.
+    """
+    if key in _BLOB_ATTRS:
+        if end < len(text) and text[end] == "{":
+            stop = _scan_blob(text, end)
+        elif key != "metadata=":
+            st = _STRING.match(text, end)
+            if st is None:
+                raise HloSyntaxError(text, end, f"a string or {{...}} after '{key}'")
+            stop = st.end()
+        else:
+            stop = -1
+        if stop >= 0:
+            kind = "METADATA" if key == "metadata=" else "BLOB_ATTR"
+            if comma:
+                kind = "C" + kind
+            return [_tok(kind, text[pos:stop], pos, stop)], stop
+    special = _SPECIAL_ATTRS.get(key)
+    if special is None:
+        return [_tok("CATTR" if comma else "ATTR", key[:-1], pos, end)], end
+    toks = []
+    start = pos
+    if comma:
+        toks.append(_tok("_COMMA", ",", pos, pos + 1))
+        start = end - len(key)
+    if special == "GROUPS_ATTR" and text[end:end + 1] != "{":
+        g = _GROUPS_VALUE.match(text, end)
+        if g is None:
+            raise HloSyntaxError(text, end, "replica groups: {{...}}, [a,b]<=[n] or mesh[...] {...}")
+        toks.append(_tok(special, key[:-1], start, end))
+        toks.append(_tok("GROUPS_VALUE", g.group(), end, g.end()))
+        return toks, g.end()
+    toks.append(_tok(special, key[:-1], start, end))
+    return toks, end
+
+
+class _Tok(Token):
+    """A Lark Token made cheaply: positions only (lines are computed when needed)."""
+
+    __slots__ = ()
+    line = column = end_line = end_column = None  # type: ignore[assignment]
+
+
+_new_str = str.__new__
+
+
+def _tok(kind: str, value: str, start: int, end: int) -> Token:
+    t = _new_str(_Tok, value)
+    t.type = kind
+    t.value = value
+    t.start_pos = start
+    t.end_pos = end
+    return t
+
+
+_WS_ONLY = re.compile(r"(?:[ \t\r\n]+|/\*.*?\*/|//[^\r\n]*)+", re.DOTALL)
+_PCT = re.compile(r"%([A-Za-z_][\w.\-]*)(?P<eq>[ \t\r\n]*=)?")
+_WORDISH = re.compile(
+    r"(?P<SHAPE>" + _SHAPE + r")"
+    r"|(?P<DIM_LABELS>[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,})"
+    r"|(?P<start>(?:ROOT[ \t\r\n]+)(?:%[A-Za-z_][\w.\-]*[ \t\r\n]*|[A-Za-z_][\w.\-]*[ \t\r\n]+)=)"
+    r"|(?P<bare_start>[A-Za-z_][\w.\-]*[ \t\r\n]+=)"
+    r"|(?P<word>[A-Za-z_][\w.\-]*)(?P<suffix>[=:])?")
+_PAREN = re.compile(
+    r"(?P<OPERANDS>\(" + _SEP + _OPERAND + r"(?:" + _SEP + "," + _SEP + _OPERAND + r")*" + _SEP + r"\))"
+    r"|(?P<PARAM_NUMBER>\([ \t]*\d+[ \t]*\))")
+_COMMA_ATTR = re.compile(r",[ \t\r\n]*([A-Za-z_][\w.\-]*)=")
+_NUMBER = re.compile(
+    r"(?P<DIM_LABELS>[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,})"
+    r"|(?P<_ARROW>->)"
+    r"|(?P<PAD>-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*)"
+    r"|(?P<DXD>\d+(?:x\d+)+)"
+    r"|(?P<DECIMAL>-?\d+\.\d*(?:[eE][+\-]?\d+)?|-\.\d+(?:[eE][+\-]?\d+)?|-?\d+[eE][+\-]?\d+"
+    r"|-inf|-nan(?:\(0x[0-9a-fA-F]+\))?)"
+    r"|(?P<INT>-?\d+)")
+_BRACE_INTS = re.compile(r"\{[ \t\r\n\d,\-]*\}")
+_IDENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_NUMBER_START = frozenset("0123456789-?")
+
+
 def tokenize(text: str) -> Iterator[Token]:
     """Yield the tokens of ``text``; raises HloSyntaxError at the first thing that is no token."""
-    match = _MASTER.match
     pos = 0
     n = len(text)
     if "\x00" in text:
         raise HloSyntaxError(text, text.index("\x00"), "text (found a NUL byte: is this a binary file?)")
+    ws = _WS_ONLY.match
+    wordish = _WORDISH.match
+    pct = _PCT.match
+    paren = _PAREN.match
+    comma_attr = _COMMA_ATTR.match
+    number = _NUMBER.match
+    keywords = _KEYWORDS
+    ident_start = _IDENT_START
+    punct = _PUNCT
+    tok = _tok
     while pos < n:
-        m = match(text, pos)
-        if m is None:
-            if text.startswith("/*", pos):
-                raise HloSyntaxError(text, pos, "'*/' to close this comment")
-            raise HloSyntaxError(text, pos, "an HLO token")
-        kind = m.lastgroup
-        end = m.end()
-        if kind == "ws":
-            pos = end
+        c = text[pos]
+        if c in " \t\r\n" or c == "/":
+            m = ws(text, pos)
+            if m is None:
+                if text.startswith("/*", pos):
+                    raise HloSyntaxError(text, pos, "'*/' to close this comment")
+                raise HloSyntaxError(text, pos, "an HLO token")
+            pos = m.end()
             continue
-        if kind == "suffix":  # word followed by '=' or ':'
-            value = m.group()
-            if value[-1] == ":":
-                yield Token("PARAM_NAME", value[:-1], pos, end_pos=end)
-            elif value in _BLOB_ATTRS:
-                if end < n and text[end] == "{":
-                    end = _scan_blob(text, end)
-                elif value != "metadata=":
-                    s = _STRING.match(text, end)
-                    if s is None:
-                        raise HloSyntaxError(text, end, f"a string or {{...}} after '{value}'")
-                    end = s.end()
+        if c in ident_start:
+            m = wordish(text, pos)
+            kind = m.lastgroup
+            end = m.end()
+            if kind == "word":
+                value = m.group()
+                kw = keywords.get(value)
+                if kw is not None:
+                    yield tok(kw, value, pos, end)
+                elif value == "constant" or value == "b" or value == "nan":
+                    w = _WS.match(text, end).end()
+                    nxt = text[w:w + 1]
+                    if value == "constant" and nxt == "(":
+                        yield tok("CONSTANT", value, pos, end)
+                        end = _scan_literal(text, w)
+                        yield tok("LITERAL", text[w + 1:end - 1], w, end)
+                    elif value == "b" and nxt == "(":
+                        yield tok("BUFFER", value, pos, end)
+                    elif value == "nan":
+                        p = _NAN_PAYLOAD.match(text, end)
+                        if p:
+                            end = p.end()
+                        yield tok("DECIMAL", text[pos:end], pos, end)
+                    else:
+                        yield tok("IDENT", value, pos, end)
                 else:
-                    yield Token("ATTR", value[:-1], pos, end_pos=end)
-                    pos = end
+                    yield tok("IDENT", value, pos, end)
+            elif kind == "SHAPE":
+                yield tok("SHAPE", m.group(), pos, end)
+            elif kind == "suffix":  # word followed by '=' or ':'
+                value = m.group()
+                if value[-1] == ":":
+                    yield tok("PARAM_NAME", value[:-1], pos, end)
+                else:
+                    toks, end = _attribute(text, pos, end, value, False)
+                    yield from toks
+            elif kind == "bare_start":
+                yield tok("INSTR_START", text[pos:end - 1].rstrip(), pos, end)
+            elif kind == "start":
+                value = text[pos + 4:end - 1].strip()
+                yield tok("ROOT_START", value[1:] if value[0] == "%" else value, pos, end)
+            else:
+                yield tok(kind, m.group(), pos, end)
+            pos = end
+        elif c == "%":
+            m = pct(text, pos)
+            if m is None:
+                raise HloSyntaxError(text, pos, "a name after '%'")
+            end = m.end()
+            if m.group("eq"):
+                yield tok("INSTR_START", m.group(1), pos, end)
+            else:
+                yield tok("PNAME", text[pos:end], pos, end)
+            pos = end
+        elif c == "(":
+            m = paren(text, pos)
+            if m is None:
+                yield tok("_LPAR", c, pos, pos + 1)
+                pos += 1
+            else:
+                end = m.end()
+                yield tok(m.lastgroup, m.group(), pos, end)
+                pos = end
+        elif c == ",":
+            m = comma_attr(text, pos)
+            if m is None:
+                yield tok("_COMMA", c, pos, pos + 1)
+                pos += 1
+            else:
+                toks, pos = _attribute(text, pos, m.end(), m.group(1) + "=", True)
+                yield from toks
+        elif c in _NUMBER_START:
+            m = number(text, pos)
+            if m is None:
+                if c == "?":
+                    yield tok("_QMARK", c, pos, pos + 1)
+                    pos += 1
                     continue
-                yield Token("METADATA" if value == "metadata=" else "BLOB_ATTR",
-                            text[pos:end], pos, end_pos=end)
-            elif value == "replica_groups=" and text[end:end + 1] != "{":
-                g = _GROUPS_VALUE.match(text, end)
-                if g is None:
-                    raise HloSyntaxError(text, end, "replica groups: {{...}}, [a,b]<=[n] or mesh[...] {...}")
-                yield Token("GROUPS_ATTR", value[:-1], pos, end_pos=end)
-                yield Token("GROUPS_VALUE", g.group(), end, end_pos=g.end())
-                end = g.end()
+                raise HloSyntaxError(text, pos, "an HLO token")
+            end = m.end()
+            yield tok(m.lastgroup, m.group(), pos, end)
+            pos = end
+        elif c == '"' or c == "'":
+            m = _STRING.match(text, pos)
+            if m is None:
+                raise HloSyntaxError(text, pos, "a closing quote for this string")
+            end = m.end()
+            yield tok("STRING", m.group(), pos, end)
+            pos = end
+        elif c == "{":
+            m = _BRACE_INTS.match(text, pos)
+            if m is None:
+                yield tok("_LBRACE", c, pos, pos + 1)
+                pos += 1
             else:
-                yield Token(_SPECIAL_ATTRS.get(value, "ATTR"), value[:-1], pos, end_pos=end)
-        elif kind == "word":
-            value = m.group()
-            kw = _KEYWORDS.get(value)
-            if kw is not None:
-                yield Token(kw, value, pos, end_pos=end)
-            elif value == "constant" or value == "b" or value == "nan":
-                w = _WS.match(text, end).end()
-                nxt = text[w:w + 1]
-                if value == "constant" and nxt == "(":
-                    yield Token("CONSTANT", value, pos, end_pos=end)
-                    lit_end = _scan_literal(text, w)
-                    yield Token("LITERAL", text[w + 1:lit_end - 1], w, end_pos=lit_end)
-                    end = lit_end
-                elif value == "b" and nxt == "(":
-                    yield Token("BUFFER", value, pos, end_pos=end)
-                elif value == "nan":
-                    p = _NAN_PAYLOAD.match(text, end)
-                    if p:
-                        end = p.end()
-                    yield Token("DECIMAL", text[pos:end], pos, end_pos=end)
-                else:
-                    yield Token("IDENT", value, pos, end_pos=end)
-            else:
-                yield Token("IDENT", value, pos, end_pos=end)
-        elif kind == "punct":
-            yield Token(_PUNCT[m.group()], m.group(), pos, end_pos=end)
-        elif kind == "ARROW":
-            yield Token("_ARROW", "->", pos, end_pos=end)
-        elif kind == "LE":
-            yield Token("_LE", "<=", pos, end_pos=end)
-        elif kind == "ELLIPSIS":
-            yield Token("_ELLIPSIS", "...", pos, end_pos=end)
+                end = m.end()
+                yield tok("BRACE_INTS", m.group(), pos, end)
+                pos = end
+        elif c in punct:
+            yield tok(punct[c], c, pos, pos + 1)
+            pos += 1
+        elif text.startswith("...", pos):
+            yield tok("_ELLIPSIS", "...", pos, pos + 3)
+            pos += 3
+        elif text.startswith("<=", pos):
+            yield tok("_LE", "<=", pos, pos + 2)
+            pos += 2
         else:
-            yield Token(kind, m.group(), pos, end_pos=end)
-        pos = end
+            raise HloSyntaxError(text, pos, "an HLO token")
+
+
+_OPERAND_ONE = re.compile(_SEP + r"(?:,)?" + _SEP + r"(?:%s[ \t\r\n]+)?%%?([A-Za-z_][\w.\-]*)" % _SHAPE)
+
+
+def operand_names(token: str) -> list[str]:
+    """The operand names of an OPERANDS token such as ``(f32[2]{0} %a, %b)``."""
+    out = []
+    pos = 1
+    one = _OPERAND_ONE.match
+    while True:
+        m = one(token, pos)
+        if m is None:
+            return out
+        out.append(m.group(1))
+        pos = m.end()
 
 
 class HloLexer(Lexer):

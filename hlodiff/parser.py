@@ -13,7 +13,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from . import attributes as A
 from .errors import HloSyntaxError, HlodiffError
-from .lexer import HloLexer, tokenize
+from .lexer import HloLexer, operand_names, tokenize
 from .model import Computation, Instruction, Metadata, Module, Shape, StackTables
 from .names import uniquify_instruction_names
 from .opcodes import resolve_opcode
@@ -46,10 +46,11 @@ class _Context:
         self.wrapped = 0
 
     def line_of(self, pos: int) -> int:
+        """1-based line of ``pos``; cheap when positions come in (nearly) increasing order."""
         if pos >= self.line_pos:
             self.line_no += self.text.count("\n", self.line_pos, pos)
         else:
-            self.line_no = self.text.count("\n", 0, pos) + 1
+            self.line_no -= self.text.count("\n", pos, self.line_pos)
         self.line_pos = pos
         return self.line_no
 
@@ -118,6 +119,11 @@ class _Builder:
         shape = c[0] if isinstance(c[0], Shape) else UNKNOWN
         op_tok = c[1] if shape is not UNKNOWN else c[0]
         ops = c[-1] if isinstance(c[-1], list) else []
+        last = c[-1]
+        if len(c) > 1 and isinstance(last, Token) and last.type == "OPERANDS":
+            ops = [_Operand(n, last.start_pos) for n in operand_names(last)]
+        elif len(c) > 1 and isinstance(last, Token) and last.type == "PARAM_NUMBER":
+            ops = [int(last[1:-1])]
         return self._nested(op_tok, shape, ops, None)
 
     def nested_constant(self, c):
@@ -213,13 +219,18 @@ class _Builder:
 
     def metadata_attr(self, c):
         tok = c[0]
-        return _Attr("metadata", str(tok)[9:], tok.start_pos,
-                     A.metadata(str(tok), self.ctx.text, tok.start_pos))
+        blob = str(tok)
+        if tok.type == "CMETADATA":
+            k = blob.index("metadata=")
+            return _Attr("metadata", blob[k + 9:], tok.start_pos,
+                         A.metadata(blob[k:], self.ctx.text, tok.start_pos + k))
+        return _Attr("metadata", blob[9:], tok.start_pos,
+                     A.metadata(blob, self.ctx.text, tok.start_pos))
 
     def blob_attr(self, c):
         tok = c[0]
         key, _, val = str(tok).partition("=")
-        return _Attr(key, val, tok.start_pos)
+        return _Attr(key.lstrip(", \t\r\n"), val, tok.start_pos)
 
     # generic values: only their text matters, which _span takes from the source
     def _none(self, c):
@@ -244,14 +255,16 @@ class _Builder:
 
     def _instruction(self, c, constant: bool):
         ctx = self.ctx
-        i = 0
-        is_root = False
         first = c[0]
-        if isinstance(first, Token) and first.type == "ROOT":
-            is_root = True
+        ftype = first.type
+        if ftype == "INSTR_START" or ftype == "ROOT_START":
+            is_root = ftype == "ROOT_START"
+            name_tok = first
             i = 1
-        name_tok = c[i]
-        i += 1
+        else:
+            is_root = ftype == "ROOT"
+            name_tok = c[1] if is_root else first
+            i = 2 if is_root else 1
         shape = UNKNOWN
         if isinstance(c[i], Shape):
             shape = c[i]
@@ -268,12 +281,19 @@ class _Builder:
             i += 1
         else:
             opcode, wrapped = resolve_opcode(str(op_tok), ctx.text, op_tok.start_pos)
-            if i < len(c) and isinstance(c[i], list):
+            if i < len(c):
                 ops = c[i]
-                i += 1
-                if opcode == "parameter" and ops and isinstance(ops[0], int):
-                    param_no = ops[0]
-                operands = self._operand_names(ops, extra)
+                if isinstance(ops, Token):  # a plain operand list or parameter number, one token
+                    if ops.type == "PARAM_NUMBER":
+                        param_no = int(ops[1:-1])
+                    else:
+                        operands = operand_names(ops)
+                    i += 1
+                elif isinstance(ops, list):
+                    i += 1
+                    if opcode == "parameter" and ops and isinstance(ops[0], int):
+                        param_no = ops[0]
+                    operands = self._operand_names(ops, extra)
         inst = Instruction(_name(name_tok), opcode, shape, operands, is_root=is_root,
                            literal=literal, parameter_number=param_no, async_wrapped=wrapped)
         inst.line = ctx.line_of(name_tok.start_pos)
@@ -314,7 +334,7 @@ class _Builder:
             signature = c[i]
             i += 1
         thread = None
-        if len(c) >= 2 and isinstance(c[-2], Token) and c[-2].type == "ATTR":
+        if len(c) >= 2 and isinstance(c[-2], Token) and c[-2].type in ("ATTR", "CATTR"):
             thread = A.unquote(c[-1])
             body = c[i:-2]
         else:
@@ -370,7 +390,7 @@ class _Builder:
 
     def blob_header_attr(self, c):
         key, _, val = str(c[0]).partition("=")
-        return (key, val)
+        return (key.lstrip(", \t\r\n"), val)
 
     def header(self, c):
         return ("header", _name(c[1]), dict(c[2:]))
@@ -523,7 +543,7 @@ def parse(text: str, path: str | None = None) -> Module:
             if not text.strip():
                 raise HloSyntaxError(text, 0, "an HLO module ('HloModule name' or a computation)",
                                      found="an empty file")
-            module = parser.parse(text)
+            module = _driver().run(ctx.tokens(), text)
         except HloSyntaxError as e:
             raise e.with_path(path) if path else e
         except UnexpectedToken as e:
@@ -543,6 +563,88 @@ def parse(text: str, path: str | None = None) -> Module:
     uniquify_instruction_names(module)
     module.path = path
     return module
+
+
+class _Driver:
+    """Runs Lark's LALR table for the grammar over our token stream.
+
+    Lark's own loop (``feed_token``) is general; this one keys every table by plain strings
+    and resolves each rule's callback and size once, which halves the time per token on
+    large modules. The table, the rules and the callbacks are Lark's.
+    """
+
+    def __init__(self, lark: Lark) -> None:
+        engine = lark.parser.parser.parser  # lark.parsers.lalr_parser._Parser
+        table = engine.parse_table
+        callbacks = engine.callbacks
+        self.start_state = table.start_states["start"]
+        self.end_state = table.end_states["start"]
+        self.actions: dict[int, dict[str, tuple]] = {}
+        for state, acts in table.states.items():
+            row: dict[str, tuple] = {}
+            for key, (action, arg) in acts.items():
+                if action.name == "Shift":
+                    row[str(key)] = (True, arg)
+                else:
+                    row[str(key)] = (False, len(arg.expansion), callbacks[arg], str(arg.origin.name))
+            self.actions[state] = row
+
+    def run(self, tokens, text: str):
+        actions = self.actions
+        states = [self.start_state]
+        values: list = []
+        push_state = states.append
+        push_value = values.append
+        tok = None
+        for tok in tokens:
+            ttype = tok.type
+            while True:
+                act = actions[states[-1]].get(ttype)
+                if act is None:
+                    raise UnexpectedToken(tok, {k for k in actions[states[-1]] if k.isupper() or k.startswith("_")})
+                if act[0]:
+                    push_state(act[1])
+                    push_value(tok)
+                    break
+                size = act[1]
+                if size:
+                    args = values[-size:]
+                    del states[-size:]
+                    del values[-size:]
+                else:
+                    args = []
+                push_value(act[2](args))
+                push_state(actions[states[-1]][act[3]][1])
+        end = Token("$END", "", len(text), end_pos=len(text))
+        while True:
+            act = actions[states[-1]].get("$END")
+            if act is None:
+                raise UnexpectedToken(end, {k for k in actions[states[-1]] if k.isupper() or k.startswith("_")})
+            if act[0]:  # pragma: no cover - $END is never shifted
+                raise UnexpectedToken(end, set())
+            size = act[1]
+            if size:
+                args = values[-size:]
+                del states[-size:]
+                del values[-size:]
+            else:
+                args = []
+            value = act[2](args)
+            goto = actions[states[-1]][act[3]][1]
+            if goto == self.end_state:
+                return value
+            push_value(value)
+            push_state(goto)
+
+
+_driver_instance: _Driver | None = None
+
+
+def _driver() -> _Driver:
+    global _driver_instance
+    if _driver_instance is None:
+        _driver_instance = _Driver(_get_parser())
+    return _driver_instance
 
 
 class _ContextLexer(HloLexer):

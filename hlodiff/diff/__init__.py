@@ -1,0 +1,119 @@
+"""``hlodiff BEFORE AFTER``: what XLA's optimizer did to every instruction, and why.
+
+Data flows one way: ``view`` (flat node views) -> ``match`` (the matcher cascade) ->
+``fates`` / ``analyses`` / ``regression`` -> ``result`` (DiffResult, JSON) -> reports
+(``report_text``, ``report_html``) and ``gates`` (--fail-on).
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..errors import InputError
+from ..model import Module
+from .result import FATES, REGRESSION_FATES, Added, DiffResult, FusionInfo, InstructionFate, LayoutChange
+
+__all__ = ["diff_modules", "diff_files", "DiffResult", "InstructionFate", "FusionInfo",
+           "Added", "LayoutChange", "detect_mode", "render_html", "render_text"]
+
+MODES = ("auto", "optimization", "regression")
+
+
+def _is_optimized(m: Module) -> bool:
+    if m.attributes.get("is_scheduled") == "true":
+        return True
+    for c in m.computations:
+        for i in c.instructions:
+            if i.opcode == "fusion":
+                return True
+    return False
+
+
+def detect_mode(before: Module, after: Module) -> str:
+    """optimization when the before module is unoptimized, regression when both are."""
+    if _is_optimized(before) and _is_optimized(after):
+        return "regression"
+    return "optimization"
+
+
+def _info(m: Module) -> dict:
+    return {"file": m.path, "module": m.name, "instructions": m.instruction_count}
+
+
+def diff_modules(before: Module, after: Module, mode: str = "auto") -> DiffResult:
+    """Match ``before`` to ``after`` and explain every before instruction."""
+    from . import analyses, fates as fates_mod, regression
+    from .match import match
+    from .view import after_view, before_view
+
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    if mode == "auto":
+        mode = detect_mode(before, after)
+    t0 = time.perf_counter()
+    if mode == "regression":
+        bv = after_view(before)
+    else:
+        bv = before_view(before)
+    av = after_view(after)
+    t1 = time.perf_counter()
+    m = match(bv, av, cse_skip=_skip_for_rewrites)
+    t2 = time.perf_counter()
+    kb, bb = analyses.kernels(bv)
+    ka, ba = analyses.kernels(av)
+    adds = analyses.added(m)
+    lays = analyses.layouts(m)
+    if mode == "regression":
+        fl, reg = regression.compare(m)
+        fus = analyses.fusions(m, [])
+        counts = {k: 0 for k in REGRESSION_FATES}
+        for f in fl:
+            counts[f.fate] = counts.get(f.fate, 0) + 1
+        counts["only_after"] = sum(1 for c in reg["changes"] if c["status"] == "only_after")
+    else:
+        fl = fates_mod.FateBuilder(m).all()
+        fus = analyses.fusions(m, fl)
+        reg = None
+        counts = {k: 0 for k in FATES}
+        for f in fl:
+            counts[f.fate] += 1
+    summary = dict(counts)
+    summary.update({
+        "fusions": sum(1 for n in av.nodes if n.opcode == "fusion" and n.fusion < 0),
+        "added": len(adds), "layout_changes": len(lays),
+        "kernels_before": kb, "kernels_after": ka, "bytes_before": bb, "bytes_after": ba,
+        "kernels": ka, "bytes": ba,
+    })
+    t3 = time.perf_counter()
+    res = DiffResult(mode=mode, before_info=_info(before), after_info=_info(after),
+                     instructions=fl, fusions=fus, added=adds, layouts=lays, summary=summary,
+                     by_source=analyses.by_source(fl), regression=reg)
+    res.timings = {"views": t1 - t0, "match": t2 - t1, "analyses": time.perf_counter() - t2}
+    return res
+
+
+def _skip_for_rewrites(m) -> set[int]:
+    from .fates import constant_valued, cse_survivors
+
+    skip = set(cse_survivors(m))
+    cv = constant_valued(m.before)
+    skip.update(i for i, v in enumerate(cv) if v)
+    return skip
+
+
+def diff_files(before_path, after_path, mode: str = "auto") -> DiffResult:
+    from ..loader import load
+
+    return diff_modules(load(before_path), load(after_path), mode=mode)
+
+
+def render_html(result: DiffResult, pictures: dict[str, str] | None = None) -> str:
+    from .report_html import render_html as _r
+
+    return _r(result, pictures)
+
+
+def render_text(result: DiffResult, limit: int = 40) -> str:
+    from .report_text import render_plain
+
+    return render_plain(result, limit=limit)

@@ -1,0 +1,293 @@
+"""The matching cascade: pair before nodes with after nodes, cheapest evidence first.
+
+Each matcher only adds pairs between nodes both still open, so earlier (stronger) evidence
+always wins. Every step is a pass over buckets keyed by node properties; nothing compares
+all pairs, so the cascade is near-linear in module size.
+
+1. ``seed``: entry parameters by number, entry roots.
+2. ``metadata``: unique (opcode, shape, op_name, source frame) on both sides.
+3. ``fingerprint``: unique exact-subgraph fingerprint on both sides.
+4. ``structure``: top-down (operands of a pair) and bottom-up (users of a pair), plus the
+   parameters/roots of matched while/conditional bodies; repeated to a fixed point.
+5. ``similarity``: leftovers in an (opcode, op_name) bucket, scored by how many of their
+   operands and users are already paired with each other (a Dice-like count).
+6. ``rewrite``: open nodes sharing (op_name, source) with a different opcode
+   (a dot turned into a library call, a reshape into a bitcast, ...).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .view import Node, View
+
+COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
+_SCAN_CAP = 48
+
+
+class Matching:
+    """Before node index <-> after node index, with the matcher that made each pair."""
+
+    def __init__(self, before: View, after: View):
+        self.before = before
+        self.after = after
+        self.b2a = [-1] * len(before.nodes)
+        self.a2b = [-1] * len(after.nodes)
+        self.how: dict[int, str] = {}
+        self._queue: list[int] = []
+
+    def pair(self, b: int, a: int, how: str) -> bool:
+        if self.b2a[b] >= 0 or self.a2b[a] >= 0:
+            return False
+        self.b2a[b] = a
+        self.a2b[a] = b
+        self.how[b] = how
+        self._queue.append(b)
+        return True
+
+    def partner(self, b: int) -> Node | None:
+        a = self.b2a[b]
+        return self.after.nodes[a] if a >= 0 else None
+
+    @property
+    def count(self) -> int:
+        return len(self.how)
+
+
+def _live(nodes: list[Node]) -> list[Node]:
+    return [n for n in nodes if n.alias < 0]
+
+
+def _seed(m: Matching) -> None:
+    B, A = m.before, m.after
+    for k, b in B.entry_params.items():
+        a = A.entry_params.get(k)
+        if a is not None:
+            m.pair(B.resolve(b), A.resolve(a), "parameter")
+    rb, ra = B.resolve(B.entry_root), A.resolve(A.entry_root)
+    if B.nodes[rb].opcode == A.nodes[ra].opcode and B.nodes[rb].dims == A.nodes[ra].dims:
+        m.pair(rb, ra, "root")
+
+
+def _unique_buckets(m: Matching, key, how: str) -> int:
+    bb: dict = defaultdict(list)
+    ab: dict = defaultdict(list)
+    for n in _live(m.before.nodes):
+        if m.b2a[n.idx] < 0:
+            k = key(n)
+            if k is not None:
+                bb[k].append(n.idx)
+    for n in _live(m.after.nodes):
+        if m.a2b[n.idx] < 0:
+            k = key(n)
+            if k is not None and k in bb:
+                ab[k].append(n.idx)
+    c = 0
+    for k, al in ab.items():
+        bl = bb[k]
+        if len(bl) == 1 and len(al) == 1:
+            c += m.pair(bl[0], al[0], how)
+    return c
+
+
+def _meta_key(n: Node):
+    if n.op_name is None and n.src is None:
+        return None
+    if n.opcode == "parameter":
+        return None
+    return (n.opcode, n.dims, n.op_name, n.src)
+
+
+def _fp_key(n: Node):
+    return n.fp
+
+
+def _compatible(b: Node, a: Node) -> bool:
+    return b.opcode == a.opcode and b.dims == a.dims
+
+
+def _propagate(m: Matching) -> int:
+    """Top-down and bottom-up from every new pair until nothing changes."""
+    Bn, An = m.before.nodes, m.after.nodes
+    b2a, a2b = m.b2a, m.a2b
+    start = m.count
+    q = m._queue
+    while q:
+        bi = q.pop()
+        b = Bn[bi]
+        a = An[b2a[bi]]
+        # operands
+        bo, ao = b.operands, a.operands
+        if bo and ao:
+            if len(bo) == len(ao):
+                for x, y in zip(bo, ao):
+                    if b2a[x] < 0 and a2b[y] < 0 and _compatible(Bn[x], An[y]):
+                        m.pair(x, y, "operand")
+            open_a = [y for y in ao if a2b[y] < 0]
+            if open_a:
+                for x in bo:
+                    if b2a[x] >= 0:
+                        continue
+                    bx = Bn[x]
+                    cand = [y for y in open_a if a2b[y] < 0 and _compatible(bx, An[y])]
+                    if len(cand) == 1 or (cand and len(set(cand)) == 1):
+                        m.pair(x, cand[0], "operand")
+        # users
+        bu, au = b.users, a.users
+        if bu and au:
+            open_a = [y for y in au if a2b[y] < 0]
+            if not open_a:
+                continue
+            for x in bu:
+                if b2a[x] >= 0:
+                    continue
+                bx = Bn[x]
+                cand = [y for y in open_a if a2b[y] < 0 and _compatible(bx, An[y])]
+                if len(cand) > 1:
+                    c2 = [y for y in cand if An[y].op_name == bx.op_name]
+                    if c2:
+                        cand = c2
+                if len(cand) > 1:
+                    c2 = [y for y in cand if An[y].src == bx.src]
+                    if c2:
+                        cand = c2
+                if len(cand) > 1:
+                    c2 = [y for y in cand if _agree(m, bx, An[y]) == len(bx.operands)]
+                    if c2:
+                        cand = c2
+                if len(cand) == 1 or (cand and len(set(cand)) == 1):
+                    m.pair(x, cand[0], "user")
+    return m.count - start
+
+
+def _agree(m: Matching, b: Node, a: Node) -> int:
+    """How many operands of b are paired with an operand of a (order ignored)."""
+    b2a = m.b2a
+    ao = a.operands
+    return sum(1 for x in b.operands if b2a[x] >= 0 and b2a[x] in ao)
+
+
+def _score(m: Matching, b: Node, a: Node) -> int:
+    b2a = m.b2a
+    s = 0
+    ao = a.operands
+    for i, x in enumerate(b.operands):
+        y = b2a[x]
+        if y >= 0:
+            if i < len(ao) and ao[i] == y:
+                s += 2
+            elif y in ao:
+                s += 1
+    if b.users:
+        au = set(a.users)
+        for x in b.users:
+            y = b2a[x]
+            if y >= 0 and y in au:
+                s += 2
+    if b.src == a.src and b.src is not None:
+        s += 1
+    return s
+
+
+def _bodies(m: Matching) -> None:
+    """Parameters and roots of the bodies of matched while/conditional instructions."""
+    B, A = m.before, m.after
+    by_ctl: dict[tuple[int, str], list] = defaultdict(list)
+    for ctl, role, _c, root, params in A.bodies:
+        by_ctl[(ctl, role)].append((root, params))
+    seen: dict[tuple[int, str], int] = defaultdict(int)
+    for ctl, role, _c, root, params in B.bodies:
+        a = m.b2a[ctl]
+        if a < 0:
+            continue
+        lst = by_ctl.get((a, role))
+        k = seen[(ctl, role)]
+        seen[(ctl, role)] += 1
+        if not lst or k >= len(lst):
+            continue
+        aroot, aparams = lst[k]
+        for x, y in zip(params, aparams):
+            x, y = B.resolve(x), A.resolve(y)
+            if _compatible(B.nodes[x], A.nodes[y]):
+                m.pair(x, y, "body")
+        x, y = B.resolve(root), A.resolve(aroot)
+        if _compatible(B.nodes[x], A.nodes[y]):
+            m.pair(x, y, "body")
+
+
+def _similarity(m: Matching) -> int:
+    Bn, An = m.before.nodes, m.after.nodes
+    bucket: dict = defaultdict(list)
+    for n in _live(An):
+        if m.a2b[n.idx] < 0 and n.opcode != "parameter":
+            bucket[(n.opcode, n.dims, n.op_name)].append(n.idx)
+    c = 0
+    for b in _live(Bn):
+        if m.b2a[b.idx] >= 0 or b.opcode == "parameter":
+            continue
+        cands = bucket.get((b.opcode, b.dims, b.op_name))
+        if not cands:
+            continue
+        best, best_s, seen = -1, 0, 0
+        for y in cands:
+            if m.a2b[y] >= 0:
+                continue
+            seen += 1
+            if seen > _SCAN_CAP:
+                break
+            s = _score(m, b, An[y])
+            if s > best_s:
+                best, best_s = y, s
+        if best >= 0 and best_s >= 2:
+            c += m.pair(b.idx, best, "similarity")
+    return c
+
+
+def _rewrites(m: Matching, skip: set[int]) -> int:
+    """Open before nodes whose (op_name, source) names open after nodes of another opcode."""
+    Bn, An = m.before.nodes, m.after.nodes
+    bucket: dict = defaultdict(list)
+    for n in _live(An):
+        if m.a2b[n.idx] < 0 and n.op_name and n.opcode not in ("parameter", "constant"):
+            bucket[(n.op_name, n.src)].append(n.idx)
+    c = 0
+    for b in _live(Bn):
+        if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
+            continue
+        cands = [y for y in bucket.get((b.op_name, b.src), ()) if m.a2b[y] < 0]
+        if not cands:
+            continue
+        best, best_s = cands[0], -1
+        for y in cands[:_SCAN_CAP]:
+            s = _score(m, b, An[y]) + (1 if An[y].dims == b.dims else 0)
+            if s > best_s:
+                best, best_s = y, s
+        c += m.pair(b.idx, best, "rewrite")
+    return c
+
+
+def match(before: View, after: View, cse_skip=None) -> Matching:
+    """Run the cascade. ``cse_skip(m)`` returns before nodes the rewrite step must leave open
+    (merged by CSE or folded), computed from the pairs found so far."""
+    m = Matching(before, after)
+    _seed(m)
+    _propagate(m)
+    _unique_buckets(m, _meta_key, "metadata")
+    _propagate(m)
+    _unique_buckets(m, _fp_key, "fingerprint")
+    _propagate(m)
+    _bodies(m)
+    _propagate(m)
+    for _ in range(3):
+        n = _similarity(m)
+        n += _propagate(m)
+        _bodies(m)
+        n += _propagate(m)
+        n += _unique_buckets(m, _meta_key, "metadata")
+        n += _propagate(m)
+        if not n:
+            break
+    skip = cse_skip(m) if cse_skip else set()
+    _rewrites(m, skip)
+    m._queue.clear()
+    return m

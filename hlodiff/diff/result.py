@@ -1,0 +1,141 @@
+"""The diff result: plain dataclasses, and the stable JSON form.
+
+JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 1::
+
+    {
+      "schema": 1,
+      "mode": "optimization" | "regression",
+      "before": {"file": str|null, "module": str, "instructions": int},
+      "after":  {"file": str|null, "module": str, "instructions": int},
+      "summary": {
+        "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed": int,
+            # optimization mode: how many before instructions had each fate
+        "unchanged", "changed", "only_before", "only_after": int,   # regression mode
+        "fusions": int,          # fusion instructions in the after module (top level)
+        "added": int,            # len(added)
+        "layout_changes": int,   # len(layouts)
+        "kernels_before", "kernels_after": int,   # top-level instructions that run
+        "bytes_before", "bytes_after": int,       # bytes those kernels read + write
+        "kernels": int, "bytes": int              # = the after values (for --fail-on)
+      },
+      "instructions": [            # one per before instruction considered, in text order
+        {"before": str, "computation": str, "fate": str, "after": str|null,
+         "fusion": str|null, "fusion_kind": str|null, "into": str|null, "reason": str,
+         "opcode": str, "op_name": str|null, "source": str|null, "call_site": str|null}
+      ],
+        # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed
+        # fate (regression):   unchanged|changed|only_before (top-level instructions)
+        # after: the after instruction it became (the constant for folded, the survivor's
+        #        after instruction for merged); fusion/fusion_kind: the top-level fusion
+        #        that now computes it; into: merged -> the surviving before instruction
+      "fusions": [{"name", "kind", "computation", "before": [str], "inputs": [str],
+                   "outputs": [str], "bytes_read", "bytes_written", "unfused_bytes": int,
+                   "sources": [str]}],     # sorted by bytes saved, largest first
+      "added": [{"name", "computation", "opcode", "shape", "reason": str}],
+      "layouts": [{"instruction": str|null, "before": str|null, "computation": str,
+                   "from": str, "to": str}],   # instruction "ENTRY" = entry layout
+      "by_source": [{"source": str, "instructions": int, "kernels": [str]}],
+      "regression": null | {"changes": [{"before": str|null, "after": str|null,
+                   "status": str, "what": [str]}],
+                   "fusions": [{"kind": "split"|"joined"|"changed", "before": [str],
+                                "after": [str], "what": str}]}
+    }
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
+REGRESSION_FATES = ("unchanged", "changed", "only_before")
+
+
+@dataclass(slots=True)
+class InstructionFate:
+    before: str
+    computation: str
+    fate: str
+    after: str | None = None
+    fusion: str | None = None
+    fusion_kind: str | None = None
+    into: str | None = None
+    reason: str = ""
+    opcode: str = ""
+    op_name: str | None = None
+    source: str | None = None
+    call_site: str | None = None
+
+
+@dataclass(slots=True)
+class FusionInfo:
+    name: str
+    kind: str | None
+    computation: str | None
+    before: list[str] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    bytes_read: int = 0
+    bytes_written: int = 0
+    unfused_bytes: int = 0
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Added:
+    name: str
+    computation: str
+    opcode: str
+    shape: str
+    reason: str
+
+
+@dataclass(slots=True)
+class LayoutChange:
+    instruction: str | None
+    before: str | None
+    computation: str
+    from_: str
+    to: str
+
+    def to_json(self) -> dict:
+        return {"instruction": self.instruction, "before": self.before,
+                "computation": self.computation, "from": self.from_, "to": self.to}
+
+
+@dataclass(slots=True)
+class DiffResult:
+    mode: str
+    before_info: dict
+    after_info: dict
+    instructions: list[InstructionFate]
+    fusions: list[FusionInfo]
+    added: list[Added]
+    layouts: list[LayoutChange]
+    summary: dict
+    by_source: list[dict] = field(default_factory=list)
+    regression: dict | None = None
+    timings: dict = field(default_factory=dict)
+    _index: dict | None = None
+
+    def fate_of(self, computation: str, name: str) -> InstructionFate | None:
+        if self._index is None:
+            idx: dict = {}
+            for f in self.instructions:
+                idx.setdefault((f.computation, f.before), f)
+            self._index = idx
+        return self._index.get((computation.lstrip("%"), name.lstrip("%")))
+
+    def to_json(self) -> dict:
+        return {
+            "schema": 1,
+            "mode": self.mode,
+            "before": dict(self.before_info),
+            "after": dict(self.after_info),
+            "summary": dict(self.summary),
+            "instructions": [asdict(f) for f in self.instructions],
+            "fusions": [asdict(f) for f in self.fusions],
+            "added": [asdict(a) for a in self.added],
+            "layouts": [lc.to_json() for lc in self.layouts],
+            "by_source": list(self.by_source),
+            "regression": self.regression,
+        }

@@ -1,0 +1,293 @@
+"""Flat node views of a module, the one data structure every matcher reads.
+
+A *node* is one instruction instance with its logical operands resolved:
+
+* before view (``before_view``): ``call`` bodies are instantiated at each call site, the way
+  XLA's call inliner will do it (parameters alias the call's operands, the call aliases the
+  body's root, op_names get the call's prefix);
+* after view (``after_view``): fusion bodies are instantiated under their fusion instruction
+  (``home`` = the top-level instruction a node now lives in); fused parameters alias the
+  fusion's operands, the fusion aliases its fused root; bitcasts and copies are see-through.
+
+In both, ``get-tuple-element(tuple(...))`` resolves to the tuple's element. Aliased nodes
+are *transparent*: they exist (they get a fate) but are skipped by the structure.
+"""
+
+from __future__ import annotations
+
+from ..model import Computation, Instruction, Module
+
+# Opcodes whose to_apply/called computations belong to the instruction (not expanded).
+_CONTROL = {"while", "conditional"}
+SEE_THROUGH_AFTER = {"bitcast", "copy"}
+_ATTR_KEYS = ("direction", "slice", "lhs_contracting_dims", "rhs_contracting_dims",
+              "lhs_batch_dims", "rhs_batch_dims", "iota_dimension", "comparison_type",
+              "padding", "window", "dim_labels", "feature_group_count", "fft_type",
+              "fft_length", "dynamic_slice_sizes", "distribution", "exponent_bits",
+              "mantissa_bits")
+
+
+class Node:
+    __slots__ = ("idx", "inst", "comp", "opcode", "dims", "op_name", "src", "operands",
+                 "raw_operands", "users", "home", "fusion", "alias", "site", "fp", "sig",
+                 "top")
+
+    def __init__(self, idx, inst, comp, op_name, src, home, fusion, site, dims):
+        self.idx = idx
+        self.inst: Instruction = inst
+        self.comp: str = comp
+        self.opcode: str = inst.opcode
+        self.dims: str = dims
+        self.op_name: str | None = op_name
+        self.src = src
+        self.operands: list[int] = []
+        self.raw_operands: list[int] = []
+        self.users: list[int] = []
+        self.home: int = home
+        self.fusion: int = fusion
+        self.alias: int = -1
+        self.site: str | None = site  # call site (before) that instantiated this node
+        self.fp: int = 0
+        self.sig = None
+        self.top: bool = fusion < 0
+
+    @property
+    def name(self) -> str:
+        return self.inst.name
+
+    def __repr__(self) -> str:
+        return f"<Node {self.idx} {self.comp}/{self.inst.name} {self.opcode}>"
+
+
+class View:
+    """All nodes of one module plus the lookups the matchers need."""
+
+    def __init__(self, module: Module, kind: str):
+        self.module = module
+        self.kind = kind  # "before" or "after"
+        self.nodes: list[Node] = []
+        self.controls: list[int] = []  # while/conditional nodes
+        # (control node, role, computation, root node, parameter nodes by number)
+        self.bodies: list[tuple[int, str, str, int, list[int]]] = []
+        self._src_cache: dict[int, tuple | None] = {}
+        self._dims_cache: dict[str, str] = {}
+        self.entry_params: dict[int, int] = {}
+        self.entry_root: int = -1
+        self.top_names: dict[tuple[str, str], int] = {}  # (comp, name) -> node, top-level
+
+    # ---- helpers -------------------------------------------------------------------
+    def dims_of(self, inst: Instruction) -> str:
+        t = inst.shape.text
+        d = self._dims_cache.get(t)
+        if d is None:
+            d = self._dims_cache[t] = inst.shape.dims_text
+        return d
+
+    def src_of(self, inst: Instruction):
+        md = inst.metadata
+        if md is None:
+            return None
+        fid = md.stack_frame_id
+        if fid:
+            s = self._src_cache.get(fid, 0)
+            if s == 0:
+                s = self._src_cache[fid] = self._frame_key(fid)
+            if s is not None:
+                return s
+        if md.source_file:
+            return ((md.source_file, md.source_line, None),)
+        return None
+
+    def _frame_key(self, fid: int):
+        t = self.module.tables
+        out, seen = [], set()
+        while fid and fid not in seen and fid in t.stack_frames:
+            seen.add(fid)
+            fr = t.stack_frames[fid]
+            loc = t.file_locations.get(fr.get("file_location_id", -1), {})
+            out.append((t.file_names.get(loc.get("file_name_id", -1)), loc.get("line"),
+                        loc.get("column")))
+            fid = fr.get("parent_frame_id", 0)
+            if len(out) >= 3:
+                break
+        return tuple(out) or None
+
+    def resolve(self, i: int) -> int:
+        nodes = self.nodes
+        n = nodes[i]
+        hops = 0
+        while n.alias >= 0 and hops < 10000:
+            n = nodes[n.alias]
+            hops += 1
+        return n.idx
+
+    def location(self, n: Node) -> str | None:
+        s = n.src
+        if not s:
+            return None
+        f, line, _ = s[0]
+        return f"{f}:{line}" if line is not None else f
+
+
+def _prefix(call_op: str | None, inner: str | None) -> str | None:
+    if not call_op:
+        return inner
+    if not inner:
+        return inner
+    if inner.startswith(call_op):
+        return inner
+    return f"{call_op}/{inner}"
+
+
+def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str | None,
+                 param_alias: list[int] | None, home: int, fusion: int,
+                 expand_calls: bool, depth: int = 0) -> dict[str, int]:
+    """Create nodes for one instance of ``comp``; returns name -> node index."""
+    module = view.module
+    nodes = view.nodes
+    local: dict[str, int] = {}
+    pending: list[tuple[Node, Instruction]] = []
+    is_before = view.kind == "before"
+    for inst in comp.instructions:
+        op_name = inst.metadata.op_name if inst.metadata else None
+        if prefix is not None:
+            op_name = _prefix(prefix, op_name)
+        n = Node(len(nodes), inst, comp.name, op_name, view.src_of(inst),
+                 home if home >= 0 else len(nodes), fusion, site, view.dims_of(inst))
+        nodes.append(n)
+        local[inst.name] = n.idx
+        pending.append((n, inst))
+        if param_alias is not None and inst.opcode == "parameter":
+            k = inst.parameter_number or 0
+            if k < len(param_alias):
+                n.alias = param_alias[k]
+    for n, inst in pending:
+        raw = [local[o] for o in inst.operands if o in local]
+        n.raw_operands = raw
+        op = inst.opcode
+        if op == "call" and expand_calls and inst.calls and depth < 50:
+            callee = module.by_name.get(inst.calls[0])
+            if callee is not None:
+                sub = _instantiate(view, callee, prefix=n.op_name, site=inst.name,
+                                   param_alias=raw, home=home, fusion=fusion,
+                                   expand_calls=expand_calls, depth=depth + 1)
+                n.alias = sub[callee.root]
+        elif op == "fusion" and not is_before and inst.calls:
+            callee = module.by_name.get(inst.calls[0])
+            if callee is not None:
+                sub = _instantiate(view, callee, prefix=None, site=None, param_alias=raw,
+                                   home=n.home, fusion=fusion if fusion >= 0 else n.idx,
+                                   expand_calls=False, depth=depth + 1)
+                n.alias = sub[callee.root]
+        elif op in SEE_THROUGH_AFTER and not is_before and raw:
+            n.alias = raw[0]
+        elif op in _CONTROL:
+            view.controls.append(n.idx)
+    if fusion < 0 and home < 0:
+        for n, inst in pending:
+            view.top_names[(comp.name, inst.name)] = n.idx
+    return local
+
+
+def _finish(view: View) -> None:
+    nodes = view.nodes
+    resolve = view.resolve
+    # get-tuple-element(tuple(...)) -> the element
+    changed = True
+    rounds = 0
+    while changed and rounds < 4:
+        changed = False
+        rounds += 1
+        for n in nodes:
+            if n.opcode == "get-tuple-element" and n.alias < 0 and n.raw_operands:
+                t = nodes[resolve(n.raw_operands[0])]
+                k = n.inst.index or 0
+                if t.opcode == "tuple" and k < len(t.raw_operands):
+                    n.alias = t.raw_operands[k]
+                    changed = True
+    for n in nodes:
+        if n.alias >= 0:
+            continue
+        ops = [resolve(o) for o in n.raw_operands]
+        n.operands = ops
+        for o in ops:
+            nodes[o].users.append(n.idx)
+    # signatures and exact-subgraph fingerprints (operands come first in instance order,
+    # except across call/fusion aliases; fall back to an explicit stack)
+    for n in nodes:
+        if n.alias >= 0:
+            continue
+        inst = n.inst
+        attrs = inst.attrs
+        extra = tuple(attrs.get(k) for k in _ATTR_KEYS if k in attrs)
+        n.sig = (n.opcode, n.dims, inst.literal, inst.dimensions, inst.index,
+                 inst.custom_call_target, extra,
+                 inst.parameter_number if n.opcode == "parameter" else None,
+                 n.comp if n.opcode == "parameter" else None)
+    done = bytearray(len(nodes))
+    for n in nodes:
+        if n.alias >= 0 or done[n.idx]:
+            continue
+        stack = [n.idx]
+        while stack:
+            i = stack[-1]
+            m = nodes[i]
+            if done[i]:
+                stack.pop()
+                continue
+            todo = [o for o in m.operands if not done[o]]
+            if todo and len(stack) < 100000:
+                # guard against cycles (should not happen in HLO)
+                done[i] = 2 if done[i] == 0 else done[i]
+                pushed = False
+                for o in todo:
+                    if done[o] != 2:
+                        stack.append(o)
+                        pushed = True
+                if pushed:
+                    continue
+            m.fp = hash((m.sig, tuple(nodes[o].fp for o in m.operands)))
+            done[i] = 1
+            stack.pop()
+
+
+def before_view(module: Module) -> View:
+    """Before side: entry plus control-flow bodies, calls inlined at each call site."""
+    view = View(module, "before")
+    _build(view, expand_calls=True)
+    return view
+
+
+def after_view(module: Module) -> View:
+    """After side (also both sides in regression mode): fusions expanded under their home."""
+    view = View(module, "after")
+    _build(view, expand_calls=False)
+    return view
+
+
+def _build(view: View, expand_calls: bool) -> None:
+    module = view.module
+    entry = module.entry_computation
+    local = _instantiate(view, entry, prefix=None, site=None, param_alias=None, home=-1,
+                         fusion=-1, expand_calls=expand_calls)
+    for inst in entry.instructions:
+        if inst.opcode == "parameter":
+            view.entry_params[inst.parameter_number or 0] = local[inst.name]
+    view.entry_root = local[entry.root]
+    # control-flow bodies (while/conditional), breadth first, one instance per computation
+    seen = {entry.name}
+    i = 0
+    while i < len(view.controls):
+        idx = view.controls[i]
+        i += 1
+        for role, comps in view.nodes[idx].inst.called.items():
+            for cname in comps:
+                comp = module.by_name.get(cname)
+                if comp is None or cname in seen:
+                    continue
+                seen.add(cname)
+                sub = _instantiate(view, comp, prefix=None, site=None, param_alias=None,
+                                   home=-1, fusion=-1, expand_calls=expand_calls)
+                view.bodies.append((idx, role, cname, sub[comp.root],
+                                    [sub[p.name] for p in comp.parameters]))
+    _finish(view)

@@ -1,0 +1,642 @@
+"""XLA's pass-by-pass dumps of one module: which pass did what to each instruction.
+
+With ``--xla_dump_hlo_pass_re=.*`` XLA writes the whole module after every pass that
+changed it, as ``module_NNNN.<name>.NNNN.<pipeline>.after_<pass>.before_<next>.txt``
+(numbered in the order the passes ran). Walking consecutive snapshots tells, for every
+instruction of the module before optimization, the first pass after which it is no longer
+a top-level instruction, and what that pass did to it (its *fate*). This is the ground
+truth the before/after diff engine is checked against.
+
+Tracking is by instruction name (XLA keeps names across passes, and names are unique in
+a module), following renames when a pass re-creates an identical instruction under a new
+name (``call-inliner`` renumbers names; inlined callee instructions land in the caller
+with new names), and following instructions into the fused computations that a fusion
+pass creates (fused instructions are renamed too: they are matched by structure).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from .errors import InputError
+from .model import Instruction, Module
+
+FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
+
+# module_0026.jit_mlp_step.0007.simplification.after_pipeline-start.before_algsimp.txt
+_PASS_FILE = re.compile(r"^(?P<mid>module_\d+)\.(?P<module>.+?)\.(?P<seq>\d{4})\.(?P<rest>.+)\.txt$")
+_REST = re.compile(r"^(?P<pipeline>.*?)\.after_(?P<after>.*?)(?:\.before_(?P<before>.*))?$")
+_MODULE_ID = re.compile(r"(module_\d+)")
+
+# Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
+_CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
+
+
+# ---------------------------------------------------------------------------------------
+# Finding the dumps
+# ---------------------------------------------------------------------------------------
+
+@dataclass(slots=True, frozen=True)
+class PassSnapshot:
+    """One pass dump: the whole module as it was after ``after_pass`` ran."""
+
+    index: int  # XLA's sequence number of the dump (the NNNN after the module name)
+    pipeline: str  # e.g. "simplification", "HLO_passes_after_layout_assignment"
+    after_pass: str  # e.g. "algsimp", "cse", "fusion", "pipeline-start"
+    before_pass: str | None  # the pass that runs next, when the file name says
+    path: Path
+    module_id: str = ""  # "module_0026"
+    module_name: str = ""  # "jit_mlp_step"
+
+    @property
+    def name(self) -> str:
+        """The pass this snapshot is the result of (``after_pass``)."""
+        return self.after_pass
+
+    @property
+    def label(self) -> str:
+        return f"{self.index:04d} {self.pipeline}/{self.after_pass}"
+
+
+def parse_pass_filename(path: str | os.PathLike) -> PassSnapshot | None:
+    """The snapshot a pass-dump file name describes, or None for any other file."""
+    p = Path(path)
+    m = _PASS_FILE.match(p.name)
+    if not m:
+        return None
+    r = _REST.match(m.group("rest"))
+    if not r:
+        return None
+    return PassSnapshot(index=int(m.group("seq")), pipeline=r.group("pipeline"),
+                        after_pass=r.group("after"), before_pass=r.group("before"),
+                        path=p, module_id=m.group("mid"), module_name=m.group("module"))
+
+
+def find_pass_dumps(directory: str | os.PathLike,
+                    module_hint: str | os.PathLike | None = None) -> list[PassSnapshot]:
+    """The pass dumps of one module in ``directory``, in the order XLA wrote them.
+
+    ``module_hint`` picks the module when the directory holds dumps of several: a module
+    name (``jit_mlp_step`` or ``mlp_step``), a module id (``module_0026``) or the path of
+    one of the module's dump files (e.g. its ``before_optimizations.txt``).
+    """
+    d = Path(directory)
+    if not d.exists():
+        raise InputError(f"{d}: no such directory")
+    if not d.is_dir():
+        raise InputError(f"{d}: is not a directory; expected an XLA dump directory "
+                         "written with --xla_dump_hlo_pass_re=.*")
+    groups: dict[str, list[PassSnapshot]] = {}
+    for entry in os.scandir(d):
+        if not entry.is_file():
+            continue
+        snap = parse_pass_filename(entry.path)
+        if snap is not None:
+            groups.setdefault(snap.module_id, []).append(snap)
+    if not groups:
+        raise InputError(f"{d}: no pass-by-pass HLO dumps found (files like "
+                         "module_NNNN.<name>.NNNN.<pipeline>.after_<pass>...txt); "
+                         "dump with XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*'")
+    if module_hint is not None:
+        chosen = _pick(groups, module_hint)
+        if not chosen:
+            raise InputError(f"{d}: no pass dumps of module {str(module_hint)!r}; "
+                             f"found {_describe(groups)}")
+        if len(chosen) > 1:
+            raise InputError(f"{d}: module hint {str(module_hint)!r} matches several dumped "
+                             f"modules ({_describe({k: groups[k] for k in chosen})}); "
+                             "pass a module id such as module_0026")
+        key = chosen[0]
+    elif len(groups) == 1:
+        key = next(iter(groups))
+    else:
+        raise InputError(f"{d}: pass dumps of several modules ({_describe(groups)}); "
+                         "say which one (a module name, a module id or its before file)")
+    snaps = groups[key]
+    snaps.sort(key=lambda s: s.index)
+    return snaps
+
+
+def _describe(groups: dict[str, list[PassSnapshot]]) -> str:
+    return ", ".join(f"{k}.{v[0].module_name} ({len(v)} files)" for k, v in sorted(groups.items()))
+
+
+def _pick(groups: dict[str, list[PassSnapshot]], hint: str | os.PathLike) -> list[str]:
+    text = str(hint)
+    base = Path(text).name
+    m = _MODULE_ID.match(base)
+    if m and m.group(1) in groups:
+        return [m.group(1)]
+    names = {k: v[0].module_name for k, v in groups.items()}
+    for cand in (base, base.removesuffix(".txt")):
+        exact = [k for k, n in names.items() if n == cand]
+        if exact:
+            return exact
+    exact = [k for k, n in names.items() if n in (f"jit_{base}", base.split(".")[0])]
+    return exact
+
+
+def find_before_file(snapshots: list[PassSnapshot]) -> Path | None:
+    """The ``before_optimizations.txt`` dump next to the snapshots, when there is one."""
+    if not snapshots:
+        return None
+    s = snapshots[0]
+    p = s.path.with_name(f"{s.module_id}.{s.module_name}.before_optimizations.txt")
+    return p if p.is_file() else None
+
+
+# ---------------------------------------------------------------------------------------
+# Classifying passes
+# ---------------------------------------------------------------------------------------
+
+_REMOVING = {"dce", "hlo-dce", "tuple-simplifier", "zero_sized_hlo_elimination",
+             "zero-sized-hlo-elimination", "dead-computation-elimination",
+             "computation-deduplicator", "optimization-barrier-expander"}
+
+
+def classify_pass(pass_name: str) -> str:
+    """The fate an instruction removed by this pass gets, judged from the name alone."""
+    n = pass_name.lower()
+    if "fusion" in n or "fusing" in n or n.endswith("fuser"):
+        return "fused"
+    if n in ("cse", "hlo-cse", "hlo_cse") or re.search(r"(^|[-_])cse$", n):
+        return "merged"
+    if "constant_folding" in n or "constant-folding" in n or n == "hlo-constant-folding":
+        return "folded"
+    if "inlin" in n:  # call-inliner, inliner, ...
+        return "inlined"
+    if n in _REMOVING or n.endswith("-dce") or n.endswith("_dce"):
+        return "removed"
+    return "rewritten"
+
+
+# ---------------------------------------------------------------------------------------
+# One parsed snapshot, indexed for the walk
+# ---------------------------------------------------------------------------------------
+
+def _fused_computations(module: Module) -> set[str]:
+    """Computations reachable from a fusion instruction (fused bodies and their callees)."""
+    out: set[str] = set()
+    todo = [c for i in module.instructions() if i.opcode == "fusion" for c in i.calls]
+    while todo:
+        name = todo.pop()
+        if name in out or name not in module.by_name:
+            continue
+        out.add(name)
+        for i in module.by_name[name].instructions:
+            todo.extend(i.calls)
+    return out
+
+
+def _scope_computations(module: Module) -> list[str]:
+    """The entry and the computations it reaches through call/while/conditional."""
+    seen: list[str] = []
+    todo = [module.entry]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in module.by_name:
+            continue
+        seen.append(name)
+        for i in module.by_name[name].instructions:
+            if i.opcode in _CONTROL_FLOW:
+                todo.extend(i.calls)
+    return seen
+
+
+def _ignored_attrs() -> set[str]:
+    return {"metadata", "calls", "to_apply", "body", "condition", "branch_computations",
+            "true_computation", "false_computation", "called_computations",
+            "backend_config", "frontend_attributes", "statistics", "origin"}
+
+
+_IGNORED = _ignored_attrs()
+
+
+def _key(i: Instruction) -> tuple:
+    """What must agree for two instructions to be the same computation on the same inputs."""
+    attrs = tuple(sorted((k, v) for k, v in i.attrs.items() if k not in _IGNORED))
+    return (i.opcode, i.shape.dims_text, i.literal, attrs,
+            i.parameter_number if i.opcode == "parameter" else None)
+
+
+def _loose_key(i: Instruction) -> tuple:
+    md = i.metadata
+    return (i.opcode, i.shape.dims_text, i.literal,
+            md.op_name if md else None, md.stack_frame_id if md else None)
+
+
+class _Snap:
+    """A module reduced to what the walk needs: its top-level instructions and users."""
+
+    __slots__ = ("module", "top", "fused", "users", "roots", "param_arg", "by_key", "by_loose",
+                 "all_names")
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.fused = _fused_computations(module)
+        self.top: dict[str, Instruction] = {}
+        self.roots: dict[str, str] = {}  # computation -> root name
+        self.all_names: set[str] = set()
+        for c in module.computations:
+            if c.name in self.fused:
+                self.all_names.update(c.by_name)
+                continue
+            self.roots[c.name] = c.root
+            for i in c.instructions:
+                self.top[i.name] = i
+        self.all_names.update(self.top)
+        self.users: dict[str, list[tuple[str, int]]] = {}
+        # A parameter of a computation called from exactly one call site stands for the
+        # call's operand (what it becomes when call-inliner inlines the call).
+        sites: dict[str, list[Instruction]] = {}
+        for i in self.top.values():
+            for k, o in enumerate(i.operands):
+                self.users.setdefault(o, []).append((i.name, k))
+            if i.opcode == "call":
+                for cname in i.calls:
+                    sites.setdefault(cname, []).append(i)
+        self.param_arg: dict[str, str] = {}
+        for cname, calls in sites.items():
+            if len(calls) != 1 or cname not in module.by_name:
+                continue
+            call = calls[0]
+            for p in module.by_name[cname].parameters:
+                n = p.parameter_number
+                if n is not None and n < len(call.operands):
+                    self.param_arg[p.name] = call.operands[n]
+        self.by_key: dict[tuple, list[Instruction]] | None = None
+        self.by_loose: dict[tuple, list[Instruction]] | None = None
+
+    def canon(self, name: str):
+        """An operand as matching sees it: operand-less instructions (constants, iotas)
+        by their content, since identical ones are interchangeable; others by name."""
+        i = self.top.get(name)
+        if i is not None and not i.operands and i.opcode != "parameter":
+            return _key(i)
+        return name
+
+    def norm_operands(self, i: Instruction) -> tuple:
+        pa = self.param_arg
+        return tuple(self.canon(pa.get(o, o)) for o in i.operands)
+
+    def index(self) -> None:
+        if self.by_key is not None:
+            return
+        self.by_key, self.by_loose = {}, {}
+        for i in self.top.values():
+            self.by_key.setdefault(_key(i), []).append(i)
+            self.by_loose.setdefault(_loose_key(i), []).append(i)
+
+
+# ---------------------------------------------------------------------------------------
+# The trace
+# ---------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Removal:
+    """What happened to one top-level instruction that a pass removed."""
+
+    name: str  # its name in the snapshot before the pass
+    computation: str
+    opcode: str
+    fate: str
+    fusion: str | None = None  # the fusion instruction it now lives in (fate "fused")
+    into: str | None = None  # what took its place (name after the pass), when known
+
+
+@dataclass(slots=True)
+class PassStep:
+    """One pass: the instructions it removed, added and renamed (snapshot-local names)."""
+
+    index: int  # the dump's sequence number
+    pipeline: str
+    name: str  # the pass (after_pass of the snapshot)
+    path: Path
+    kind: str  # classify_pass(name)
+    removed: list[Removal] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name
+    fates: dict[str, str] = field(default_factory=dict)  # before-instruction -> fate here
+
+    @property
+    def num_removed(self) -> int:
+        return len(self.removed)
+
+    @property
+    def num_added(self) -> int:
+        return len(self.added)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.removed or self.added or self.renamed)
+
+    def __str__(self) -> str:
+        return (f"{self.index:04d} {self.pipeline}/{self.name}: -{self.num_removed} "
+                f"+{self.num_added} ~{len(self.renamed)}")
+
+
+@dataclass(slots=True)
+class InstructionFate:
+    """The oracle's verdict on one instruction of the before module."""
+
+    name: str
+    computation: str
+    opcode: str
+    fate: str = "kept"
+    pass_name: str | None = None  # the pass that decided the fate (None: kept)
+    pass_index: int | None = None
+    fusion: str | None = None
+    into: str | None = None
+    final_name: str | None = None  # its name where it was last top-level
+    history: list[tuple[int, str, str]] = field(default_factory=list)  # (index, pass, event)
+
+    @property
+    def was_inlined(self) -> bool:
+        return any(ev.startswith("inlined") for _, _, ev in self.history)
+
+
+class PassTrace:
+    """The fates of a before module's instructions, and what each pass did."""
+
+    def __init__(self, before: Module, steps: list[PassStep],
+                 fates: dict[str, InstructionFate], gone: dict[str, list[tuple[int, Removal]]]):
+        self.before = before
+        self.passes = steps
+        self.fates = fates
+        self._gone = gone
+        self._by_index = {s.index: s for s in steps}
+
+    def fate_of(self, name: str) -> tuple[str, str | None]:
+        """(fate, pass name) of a before instruction; the pass is None for ``kept``."""
+        f = self.fates[name.lstrip("%")]
+        return f.fate, f.pass_name
+
+    def info(self, name: str) -> InstructionFate:
+        return self.fates[name.lstrip("%")]
+
+    def changes(self, pass_index: int) -> PassStep:
+        """The step of the dump with this sequence number."""
+        try:
+            return self._by_index[pass_index]
+        except KeyError:
+            raise KeyError(f"no pass dump numbered {pass_index}; have "
+                           f"{[s.index for s in self.passes]}") from None
+
+    def counts(self) -> Counter:
+        return Counter(f.fate for f in self.fates.values())
+
+    def by_pass(self) -> dict[str, Counter]:
+        """Pass label -> fates it decided."""
+        out: dict[str, Counter] = {}
+        for s in self.passes:
+            if s.fates:
+                out[f"{s.index:04d} {s.pipeline}/{s.name}"] = Counter(s.fates.values())
+        return out
+
+    def chain(self, name: str, limit: int = 16) -> list[tuple[str, str | None, str | None]]:
+        """The instruction's fate, then the fates of what replaced it, and so on.
+
+        Each element is (fate, pass name, the replacement's name). Following ``into``
+        tells e.g. that an instruction rewritten by algsimp lives on as a dot that was
+        later fused: [("rewritten", "algsimp", "dot"), ("fused", "fusion", None)].
+        """
+        f = self.fates[name.lstrip("%")]
+        out = [(f.fate, f.pass_name, f.into)]
+        cur, idx = f.into, f.pass_index
+        while cur and idx is not None and len(out) < limit:
+            nxt = None
+            for at, rem in self._gone.get(cur, ()):
+                if at > idx:
+                    nxt = (at, rem)
+                    break
+            if nxt is None:
+                out.append(("kept", None, None))
+                break
+            at, rem = nxt
+            step = self._by_index[at]
+            out.append((rem.fate, step.name, rem.into))
+            if rem.fate == "fused":
+                break
+            cur, idx = rem.into, at
+        return out
+
+    def final_fate(self, name: str) -> str:
+        """Where the instruction's line of replacements ends (kept, fused, ...)."""
+        return self.chain(name)[-1][0]
+
+    def __repr__(self) -> str:
+        return f"<PassTrace {len(self.passes)} passes, {dict(self.counts())}>"
+
+
+def _load(path: Path) -> Module:
+    from .loader import load  # late: keeps this module importable on its own
+    return load(path)
+
+
+def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> PassTrace:
+    """Walk consecutive snapshots and decide every before instruction's fate.
+
+    ``before`` is the module before optimization (``before_optimizations.txt``); when
+    None, the snapshot next to the dumps is loaded, else the first snapshot is used.
+    """
+    snaps = list(snapshots)
+    if not snaps:
+        raise InputError("no pass dumps to trace")
+    if before is None:
+        bf = find_before_file(snaps)
+        before = _load(bf) if bf else _load(snaps[0].path)
+
+    fates: dict[str, InstructionFate] = {}
+    prev = _Snap(before)
+    live: dict[str, str] = {}  # current name -> before name
+    for cname in _scope_computations(before):
+        for i in before.by_name[cname].instructions:
+            fates[i.name] = InstructionFate(i.name, cname, i.opcode, final_name=i.name)
+            live[i.name] = i.name
+
+    steps: list[PassStep] = []
+    gone: dict[str, list[tuple[int, Removal]]] = {}
+    for snap in snaps:
+        cur = _Snap(_load(snap.path))
+        step = _diff_step(prev, cur, snap)
+        steps.append(step)
+        for rem in step.removed:
+            gone.setdefault(rem.name, []).append((snap.index, rem))
+        if step.changed:
+            new_live: dict[str, str] = {}
+            removed = {r.name: r for r in step.removed}
+            for name, b in live.items():
+                f = fates[b]
+                if name in step.renamed:
+                    new = step.renamed[name]
+                    new_live[new] = b
+                    f.final_name = new
+                    moved = cur.top[new].computation != prev.top[name].computation
+                    ev = ("inlined as " if moved and step.kind == "inlined" else "renamed to ")
+                    f.history.append((snap.index, snap.after_pass, ev + new))
+                elif name in removed:
+                    r = removed[name]
+                    f.fate, f.pass_name, f.pass_index = r.fate, snap.after_pass, snap.index
+                    f.fusion, f.into = r.fusion, r.into
+                    f.history.append((snap.index, snap.after_pass, r.fate))
+                    step.fates[b] = r.fate
+                else:
+                    new_live[name] = b
+            live = new_live
+        prev = cur
+    return PassTrace(before, steps, fates, gone)
+
+
+def trace_directory(directory: str | os.PathLike,
+                    module_hint: str | os.PathLike | None = None) -> PassTrace:
+    """find_pass_dumps + trace, with the module's before_optimizations dump as the start."""
+    snaps = find_pass_dumps(directory, module_hint)
+    bf = find_before_file(snaps)
+    if bf is None:
+        raise InputError(f"{directory}: no {snaps[0].module_id}.{snaps[0].module_name}"
+                         ".before_optimizations.txt next to the pass dumps")
+    return trace(snaps, _load(bf))
+
+
+def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
+    kind = classify_pass(snap.after_pass)
+    step = PassStep(snap.index, snap.pipeline, snap.after_pass, snap.path, kind)
+    ptop, ctop = prev.top, cur.top
+    removed = [n for n, i in ptop.items()
+               if n not in ctop or ctop[n].opcode != i.opcode]
+    added = [n for n, i in ctop.items()
+             if n not in ptop or ptop[n].opcode != i.opcode]
+    if not removed and not added:
+        return step
+    step.added = added
+    removed_set = set(removed)
+    added_set = set(added)
+
+    # cur name -> prev name for everything that survived or was renamed.
+    c2p: dict[str, str] = {n: n for n in ctop if n not in added_set}
+
+    def cur_leaf(o: str):
+        i = ctop.get(o)
+        if i is not None and not i.operands and i.opcode != "parameter":
+            return _key(i)
+        return "\0" + o
+
+    # Renames: an added instruction identical (opcode, shape, attributes, operands after
+    # renaming) to a removed one. Text order is post order, so operands come first.
+    if added and removed:
+        cand: dict[tuple, list[Instruction]] = {}
+        for n in removed:
+            i = ptop[n]
+            cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
+        for n in added:
+            a = ctop[n]
+            ops = tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o) for o in a.operands)
+            lst = cand.get(_key(a) + (ops,))
+            if lst:
+                k = 0
+                if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
+                    lk = _loose_key(a)
+                    k = next((j for j, r in enumerate(lst) if _loose_key(r) == lk), 0)
+                r = lst.pop(k)
+                c2p[n] = r.name
+                step.renamed[r.name] = n
+    p2c = {p: c for c, p in c2p.items()}
+
+    # Fusion: follow removed instructions into fused computations, matching by structure.
+    fused_into: dict[str, str] = {}
+    truly_removed = [n for n in removed if n not in step.renamed]
+    if truly_removed:
+        _match_fusions(prev, cur, c2p, removed_set, fused_into)
+
+    for n in truly_removed:
+        i = ptop[n]
+        rem = Removal(n, i.computation, i.opcode, kind)
+        if n in fused_into:
+            rem.fate, rem.fusion = "fused", fused_into[n]
+        else:
+            rem.into = _replacement(prev, cur, n, p2c)
+            users = prev.users.get(n)
+            is_root = prev.roots.get(i.computation) == n
+            if kind == "inlined" or kind == "fused":
+                pass
+            elif not users and not is_root:
+                rem.fate = "removed"  # dead code, whatever pass dropped it
+        step.removed.append(rem)
+    return step
+
+
+def _replacement(prev: _Snap, cur: _Snap, name: str, p2c: dict[str, str]) -> str | None:
+    """What took a removed instruction's place in its users (or as its computation's root)."""
+    for user, k in prev.users.get(name, ()):
+        cu = p2c.get(user)
+        if cu is None:
+            continue
+        ui = cur.top.get(cu)
+        if ui is not None and len(ui.operands) == len(prev.top[user].operands):
+            return ui.operands[k]
+    comp = prev.top[name].computation
+    if prev.roots.get(comp) == name and comp in cur.roots:
+        root = cur.roots[comp]
+        if root != name:
+            return root
+    return None
+
+
+def _inner_leaf(o: str, body) -> object:
+    i = body.by_name.get(o)
+    if i is not None and not i.operands and i.opcode != "parameter":
+        return _key(i)
+    return "\0" + o
+
+
+def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[str],
+                   fused_into: dict[str, str]) -> None:
+    """Map instructions of new or grown fused computations to the prev snapshot's."""
+    pmod, cmod = prev.module, cur.module
+    prev.index()
+    by_key, by_loose = prev.by_key, prev.by_loose
+    assert by_key is not None and by_loose is not None
+    def inner_op(o: str, inner: dict, body) -> object:
+        if o in inner:
+            return prev.canon(inner[o])
+        return _inner_leaf(o, body)
+
+    for f in cur.top.values():
+        if f.opcode != "fusion" or not f.calls:
+            continue
+        old = prev.top.get(c2p.get(f.name, ""))
+        body = cmod.by_name.get(f.calls[0])
+        if body is None:
+            continue
+        if old is not None and old.opcode == "fusion" and old.calls:
+            ob = pmod.by_name.get(old.calls[0])
+            if ob is not None and len(ob.instructions) == len(body.instructions):
+                continue  # unchanged fusion
+        inner: dict[str, str] = {}
+        for x in body.instructions:
+            if x.opcode == "parameter":
+                n = x.parameter_number
+                if n is not None and n < len(f.operands):
+                    o = f.operands[n]
+                    inner[x.name] = c2p.get(o, o)
+                continue
+            ops = tuple(inner_op(o, inner, body) for o in x.operands)
+            match = None
+            for c in by_key.get(_key(x), ()):
+                if prev.norm_operands(c) == ops:
+                    match = c
+                    break
+            if match is None:
+                loose = [c for c in by_loose.get(_loose_key(x), ()) if c.name in removed]
+                if len(loose) == 1:
+                    match = loose[0]
+            if match is None:
+                continue
+            inner[x.name] = match.name
+            if match.name in removed:
+                fused_into.setdefault(match.name, f.name)

@@ -1,0 +1,59 @@
+"""`hlodiff render FILE -o out.svg`: draw a module, a computation, a fusion or a neighbourhood."""
+
+from __future__ import annotations
+
+import click
+
+from .clitools import handle_errors
+from .loader import load
+from .render import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, computation_picture, focus_picture,
+                     format_for, fusion_picture, write_picture)
+from .render.svg import check_size, require_dot
+
+
+@click.command()
+@click.argument("file", type=click.Path())
+@click.option("-o", "--output", required=True, type=click.Path(),
+              help="Picture to write; the format follows the extension: .svg .png .pdf .dot")
+@click.option("--collapse-fusions", is_flag=True, help="Draw each fusion as one node.")
+@click.option("--fusion", "fusion", metavar="NAME",
+              help="Draw one fusion's computation (fusion instruction or fused computation name).")
+@click.option("--computation", metavar="NAME", help="Draw this computation instead of the entry.")
+@click.option("--focus", metavar="INSTR", help="Draw the neighbourhood of one instruction.")
+@click.option("--radius", default=2, show_default=True, type=click.IntRange(0, 50),
+              help="Steps from --focus to draw.")
+@click.option("--max-nodes", default=DEFAULT_MAX_NODES, show_default=True,
+              type=click.IntRange(1), help="Refuse larger graphs (layout gets slow/unreadable).")
+@click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True,
+              type=click.FloatRange(min=1), help="Seconds Graphviz may take.")
+@handle_errors
+def render(file: str, output: str, collapse_fusions: bool, fusion: str | None,
+           computation: str | None, focus: str | None, radius: int, max_nodes: int,
+           timeout: float) -> None:
+    """Draw FILE's entry computation (fusions as clusters) with Graphviz.
+
+    \b
+    hlodiff render after.txt -o prog.svg
+    hlodiff render after.txt -o prog.svg --collapse-fusions
+    hlodiff render after.txt -o f.svg --fusion ynn_fusion.6
+    hlodiff render after.txt -o n.png --focus add.15 --radius 3
+    """
+    chosen = [o for o, v in (("--fusion", fusion), ("--computation", computation),
+                             ("--focus", focus)) if v]
+    if len(chosen) > 1:
+        raise click.UsageError(f"use one of {', '.join(chosen)}, not several")
+    fmt = format_for(output)
+    if fmt != "dot":
+        require_dot()  # say so before parsing a large file
+    module = load(file)
+    if fusion:
+        g = fusion_picture(module, fusion)
+    elif focus:
+        g = focus_picture(module, focus, radius)
+    else:
+        g = computation_picture(module, computation, collapse_fusions)
+    what = f"%{focus}'s neighbourhood" if focus else (f"%{fusion}" if fusion else
+                                                       f"%{computation or module.entry}")
+    check_size(g.node_count, max_nodes, what)
+    write_picture(g.source(), output, fmt, timeout)
+    click.echo(f"wrote {output} ({g.node_count} nodes)", err=True)
