@@ -55,8 +55,48 @@ def ints(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in _INT.findall(text))
 
 
+_MD_VALUE = r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+|\{[^{}]*\})"""
+_MD_WHOLE = re.compile(r"metadata=\{(?:[ \t\r\n,]*[A-Za-z_]\w*=" + _MD_VALUE + r")*[ \t\r\n,]*\}",
+                       re.DOTALL)
+_MD_PAIRS = re.compile(r"([A-Za-z_]\w*)=(" + _MD_VALUE + ")", re.DOTALL)
+_intern: dict[str, str] = {}
+
+
 def metadata(blob: str, text: str, pos: int) -> Metadata:
     """Decode ``metadata={...}`` (blob is the whole token, at ``pos`` in ``text``)."""
+    if _MD_WHOLE.fullmatch(blob) is None:
+        return _metadata_slow(blob, text, pos)  # finds and reports the error's position
+    md = Metadata()
+    seen = set()
+    intern = _intern.setdefault
+    for key, val in _MD_PAIRS.findall(blob, 10):
+        if key in seen or key not in METADATA_KEYS:
+            return _metadata_slow(blob, text, pos)
+        seen.add(key)
+        if key == "op_name":
+            md.op_name = intern(val, val) if "\\" not in val else unquote(val)
+            if md.op_name is val:
+                md.op_name = val[1:-1]
+                _intern[val] = md.op_name
+        elif key == "stack_frame_id":
+            md.stack_frame_id = int(val)
+        elif key == "source_line":
+            md.source_line = int(val)
+        elif key == "op_type":
+            md.op_type = unquote(val)
+        elif key == "source_file":
+            md.source_file = unquote(val)
+        elif key in _MD_INT_KEYS:
+            if val[0] in "\"'{":
+                return _metadata_slow(blob, text, pos)
+            md.extra = {**md.extra, key: val}
+        else:
+            md.extra = {**md.extra, key: val}
+    return md
+
+
+def _metadata_slow(blob: str, text: str, pos: int) -> Metadata:
+    """Field-by-field decoding that names the position of the first bad field."""
     md = Metadata()
     i = blob.index("{") + 1
     seen = set()
@@ -81,7 +121,7 @@ def metadata(blob: str, text: str, pos: int) -> Metadata:
             elif key == "stack_frame_id":
                 md.stack_frame_id = v
             else:
-                md.extra[key] = val
+                md.extra = {**md.extra, key: val}
         elif key == "op_name":
             md.op_name = unquote(val)
         elif key == "op_type":
@@ -89,4 +129,4 @@ def metadata(blob: str, text: str, pos: int) -> Metadata:
         elif key == "source_file":
             md.source_file = unquote(val)
         else:
-            md.extra[key] = val
+            md.extra = {**md.extra, key: val}

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
+from .gcpause import gc_paused
 from .model import Module
 from .parser import grammar_text, parse
 
@@ -48,7 +49,7 @@ def cached_parse(text: str, path: str | None = None, use_cache: bool = True) -> 
         return parse(text, path)
     f = cache_dir() / (_key(text) + ".pickle")
     try:
-        with open(f, "rb") as fh:
+        with open(f, "rb") as fh, gc_paused():
             module = pickle.load(fh)
         module.path = path
         return module

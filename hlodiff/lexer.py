@@ -193,6 +193,12 @@ _NUMBER = re.compile(
     r"|(?P<DECIMAL>-?\d+\.\d*(?:[eE][+\-]?\d+)?|-\.\d+(?:[eE][+\-]?\d+)?|-?\d+[eE][+\-]?\d+"
     r"|-inf|-nan(?:\(0x[0-9a-fA-F]+\))?)"
     r"|(?P<INT>-?\d+)")
+_HEAD = re.compile(
+    r"(?P<root>ROOT[ \t\r\n]+)?(?:%(?P<pn>[A-Za-z_][\w.\-]*)[ \t\r\n]*|(?P<bn>[A-Za-z_][\w.\-]*)[ \t\r\n]+)"
+    r"=[ \t\r\n]*(?P<shape>" + _SHAPE + r")[ \t\r\n]+(?P<op>[a-z][a-z0-9\-]*)(?=\()")
+_SIMPLE_ATTR = re.compile(
+    r",[ \t\r\n]*([A-Za-z_][\w.\-]*)=(%?[A-Za-z_][\w.\-]*|-?\d+|\{[ \t\d,\-]*\}|"
+    r"\"(?:[^\"\\\n]|\\.)*\")(?=[ \t]*(?:,|\r?\n|\}|$))")
 _BRACE_INTS = re.compile(r"\{[ \t\r\n\d,\-]*\}")
 _IDENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NUMBER_START = frozenset("0123456789-?")
@@ -209,6 +215,8 @@ def tokenize(text: str) -> Iterator[Token]:
     pct = _PCT.match
     paren = _PAREN.match
     comma_attr = _COMMA_ATTR.match
+    simple_attr = _SIMPLE_ATTR.match
+    head = _HEAD.match
     number = _NUMBER.match
     keywords = _KEYWORDS
     ident_start = _IDENT_START
@@ -224,6 +232,16 @@ def tokenize(text: str) -> Iterator[Token]:
                 raise HloSyntaxError(text, pos, "an HLO token")
             pos = m.end()
             continue
+        if c in ident_start or c == "%":
+            h = head(text, pos)
+            if h is not None and h.group("op") != "constant":
+                end = h.end()
+                name = h.group("pn") or h.group("bn")
+                t = tok("INSTR_HEAD", name, pos, end)
+                t.value = (name, h.group("shape"), h.group("op"), h.group("root") is not None)
+                yield t
+                pos = end
+                continue
         if c in ident_start:
             m = wordish(text, pos)
             kind = m.lastgroup
@@ -288,6 +306,16 @@ def tokenize(text: str) -> Iterator[Token]:
                 yield tok(m.lastgroup, m.group(), pos, end)
                 pos = end
         elif c == ",":
+            m = simple_attr(text, pos)
+            if m is not None:
+                key = m.group(1) + "="
+                if key not in _BLOB_ATTRS and key not in _SPECIAL_ATTRS:
+                    end = m.end()
+                    t = tok("CATTR_SIMPLE", key, pos, end)
+                    t.value = (m.group(1), m.group(2))
+                    yield t
+                    pos = end
+                    continue
             m = comma_attr(text, pos)
             if m is None:
                 yield tok("_COMMA", c, pos, pos + 1)

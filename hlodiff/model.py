@@ -92,6 +92,12 @@ class Shape:
         return self.text
 
 
+# Shared empties: a parsed model is read-only, and sharing keeps it small in memory and in
+# the parse cache (a 30,000-instruction module would otherwise carry 100,000 empty containers).
+_NO_EXTRA: dict[str, str] = {}
+_NO_CALLS: dict[str, tuple[str, ...]] = {}
+
+
 @dataclass(slots=True)
 class Metadata:
     """Source metadata of an instruction, with the stack-frame reference resolved."""
@@ -101,7 +107,7 @@ class Metadata:
     source_file: str | None = None
     source_line: int | None = None
     stack_frame_id: int | None = None
-    extra: dict[str, str] = field(default_factory=dict)  # other keys, text as written
+    extra: dict[str, str] = field(default_factory=lambda: _NO_EXTRA)  # other keys, as written
 
     @property
     def location(self) -> str | None:
@@ -122,8 +128,8 @@ class Instruction:
     computation: str = ""
     is_root: bool = False
     attrs: dict[str, str] = field(default_factory=dict)
-    calls: list[str] = field(default_factory=list)  # called computations, in attribute order
-    called: dict[str, tuple[str, ...]] = field(default_factory=dict)  # role -> computations
+    calls: tuple[str, ...] = ()  # called computations, in attribute order
+    called: dict[str, tuple[str, ...]] = field(default_factory=lambda: _NO_CALLS)  # role -> names
     metadata: Metadata | None = None
     literal: str | None = None  # constant literal text (elided when large)
     parameter_number: int | None = None
@@ -132,7 +138,7 @@ class Instruction:
     custom_call_target: str | None = None
     async_wrapped: str | None = None  # for <op>-start/-update/-done sugar: the wrapped op
     index: int | None = None  # get-tuple-element index
-    control_predecessors: list[str] = field(default_factory=list)
+    control_predecessors: tuple[str, ...] = ()
     line: int = 0  # 1-based line of the instruction in its file
 
     @property

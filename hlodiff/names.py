@@ -8,6 +8,8 @@ them; hand-written modules get the names XLA itself would give them.
 
 from __future__ import annotations
 
+import re
+
 from .model import Module
 
 
@@ -40,8 +42,15 @@ class NameUniquer:
         return f"{root}.{number}"
 
 
+_COLLIDING_SUFFIX = re.compile(r"\.(?:[+-]|0)\d*$")
+
+
 def uniquify_instruction_names(module: Module) -> None:
     """Rename instructions as XLA's parser would; operands and roots follow."""
+    names = [i.name for c in module.computations for i in c.instructions]
+    if len(set(names)) == len(names) and not any(
+            _COLLIDING_SUFFIX.search(n) for n in names if ".0" in n or ".+" in n or ".-" in n):
+        return  # distinct names without 0/signed suffixes: the uniquer would change nothing
     uniquer = NameUniquer()
     for comp in module.computations:
         renamed: dict[str, str] = {}
@@ -54,6 +63,6 @@ def uniquify_instruction_names(module: Module) -> None:
         for inst in comp.instructions:
             inst.name = renamed.get(inst.name, inst.name)
             inst.operands = [renamed.get(o, o) for o in inst.operands]
-            inst.control_predecessors = [renamed.get(o, o) for o in inst.control_predecessors]
+            inst.control_predecessors = tuple(renamed.get(o, o) for o in inst.control_predecessors)
         comp.root = renamed.get(comp.root, comp.root)
         comp.by_name = {i.name: i for i in comp.instructions}

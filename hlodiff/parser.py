@@ -15,6 +15,7 @@ from . import attributes as A
 from .errors import HloSyntaxError, HlodiffError
 from .lexer import HloLexer, operand_names, tokenize
 from .model import Computation, Instruction, Metadata, Module, Shape, StackTables
+from .gcpause import gc_paused
 from .names import uniquify_instruction_names
 from .opcodes import resolve_opcode
 from .shapes import UNKNOWN, array_shape, tuple_shape
@@ -183,14 +184,14 @@ class _Builder:
         shape = inst.shape.tuple_shapes[1] if len(inst.shape.tuple_shapes) > 1 else UNKNOWN
         body = Instruction(inst.async_wrapped or "", inst.async_wrapped or "", shape,
                            [p.name for p in params], is_root=True, line=inst.line,
-                           attrs=dict(inst.attrs), calls=list(inst.calls),
+                           attrs=dict(inst.attrs), calls=inst.calls,
                            called=dict(inst.called), metadata=inst.metadata,
                            custom_call_target=inst.custom_call_target,
                            dimensions=inst.dimensions)
         comp = self._make_computation(cname, params + [body], is_entry=False, line=inst.line)
         ctx.extra_comps.append(comp)
         inst.called = {"calls": (cname,)}
-        inst.calls = [cname]
+        inst.calls = (cname,)
 
     # ---- attributes ---------------------------------------------------------------------
     def _span(self, tok: Token) -> str:
@@ -204,6 +205,11 @@ class _Builder:
             for comp in self.ctx.inline:
                 comp.line = -comp.line if comp.line > 0 else comp.line
         return a
+
+    def simple_attr(self, c):
+        tok = c[0]
+        key, val = tok.value
+        return _Attr(key, val, tok.start_pos)
 
     literal_attr = generic_attr
     window_attr = generic_attr
@@ -249,6 +255,54 @@ class _Builder:
     # ---- instructions -------------------------------------------------------------------
     def instruction(self, c):
         return self._instruction(c, constant=False)
+
+    def head_instruction(self, c):
+        """The common form: INSTR_HEAD (name, shape, opcode) then operands and attributes."""
+        ctx = self.ctx
+        head = c[0]
+        name, shape_text, op, is_root = head.value
+        opcode, wrapped = resolve_opcode(op, ctx.text, head.end_pos - len(op))
+        extra: list[Instruction] = []
+        operands: list[str] = []
+        param_no = None
+        ops = c[1] if len(c) > 1 else None
+        i = 1
+        if isinstance(ops, Token):
+            i = 2
+            if ops.type == "OPERANDS":
+                operands = operand_names(ops)
+            elif ops.type == "PARAM_NUMBER":
+                param_no = int(ops[1:-1])
+        elif isinstance(ops, list):
+            i = 2
+            if opcode == "parameter" and ops and isinstance(ops[0], int):
+                param_no = ops[0]
+            operands = self._operand_names(ops, extra)
+        inst = Instruction(name, opcode, array_shape(shape_text), operands, is_root=is_root,
+                           parameter_number=param_no, async_wrapped=wrapped)
+        inst.line = ctx.line_of(head.start_pos)
+        self._attributes(inst, c, i)
+        if wrapped is not None and opcode == "async-start":
+            self._async_wrapped(inst)
+        if extra:
+            extra.append(inst)
+            return extra
+        return inst
+
+    def _attributes(self, inst: Instruction, c: list, i: int) -> None:
+        ctx = self.ctx
+        attrs = inst.attrs
+        for k in range(i, len(c)):
+            a = c[k]
+            key = a.key
+            if key in attrs:
+                raise HloSyntaxError(ctx.text, a.pos, f"each attribute once ('{key}' repeats)",
+                                     found=repr(key))
+            if key != "metadata":
+                attrs[_KEYS.get(key) or _key(key)] = a.text
+            dec = _DECODERS.get(key)
+            if dec is not None:
+                dec(inst, a, ctx)
 
     def constant_instruction(self, c):
         return self._instruction(c, constant=True)
@@ -297,15 +351,7 @@ class _Builder:
         inst = Instruction(_name(name_tok), opcode, shape, operands, is_root=is_root,
                            literal=literal, parameter_number=param_no, async_wrapped=wrapped)
         inst.line = ctx.line_of(name_tok.start_pos)
-        attrs = inst.attrs
-        for a in c[i:]:
-            key = a.key
-            if key in attrs:
-                raise HloSyntaxError(ctx.text, a.pos, f"each attribute once ('{key}' repeats)",
-                                     found=repr(key))
-            attrs[key] = a.text
-            if key in _DECODERS:
-                _DECODERS[key](inst, a, ctx)
+        self._attributes(inst, c, i)
         if wrapped is not None and opcode == "async-start":
             self._async_wrapped(inst)
         if extra:
@@ -337,6 +383,9 @@ class _Builder:
         if len(c) >= 2 and isinstance(c[-2], Token) and c[-2].type in ("ATTR", "CATTR"):
             thread = A.unquote(c[-1])
             body = c[i:-2]
+        elif isinstance(c[-1], Token) and c[-1].type == "CATTR_SIMPLE":
+            thread = A.unquote(c[-1].value[1])
+            body = c[i:-1]
         else:
             body = c[i:]
         comp = self._make_computation(_name(name_tok), body, is_entry,
@@ -358,12 +407,15 @@ class _Builder:
         kept: list[Instruction] = []
         for inst in insts:
             inst.computation = name
-            for op in inst.operands:
-                if op not in by_name:
+            ops = inst.operands
+            for k, op in enumerate(ops):
+                d = by_name.get(op)
+                if d is None:
                     raise HloSyntaxError(
                         text, _line_start(text, inst.line),
                         f"operands defined earlier in computation '{name}'",
                         found=f"'{op}' used by '{inst.name}'")
+                ops[k] = d.name  # the same string object: smaller in memory and in the cache
             if inst.name in by_name:
                 if inst.opcode == "get-tuple-element" and "#" in inst.name:
                     continue  # a compact p#i operand used again: one GTE serves
@@ -388,6 +440,9 @@ class _Builder:
 
     alias_header_attr = donor_header_attr = generic_header_attr
 
+    def simple_header_attr(self, c):
+        return c[0].value
+
     def blob_header_attr(self, c):
         key, _, val = str(c[0]).partition("=")
         return (key.lstrip(", \t\r\n"), val)
@@ -399,7 +454,17 @@ class _Builder:
         return (int(c[0]), A.unquote(c[1]))
 
     def record_entry(self, c):
-        return (int(c[0]), {str(c[k]): int(c[k + 1]) for k in range(1, len(c), 2)})
+        fields: dict[str, int] = {}
+        k = 1
+        while k < len(c):
+            t = c[k]
+            if t.type == "CATTR_SIMPLE":
+                fields[t.value[0]] = int(t.value[1])
+                k += 1
+            else:
+                fields[str(t)] = int(c[k + 1])
+                k += 2
+        return (int(c[0]), fields)
 
     def stack_tables(self, c):
         t = StackTables()
@@ -460,8 +525,8 @@ def _small_literal(lit: str, limit: int = 256) -> str:
 # ---- attribute decoders -----------------------------------------------------------------
 def _dec_calls(inst: Instruction, a: _Attr, ctx: _Context) -> None:
     called = a.value if isinstance(a.value, tuple) else A.names(a.text)
-    inst.called[a.key] = called
-    inst.calls.extend(called)
+    inst.called = {**inst.called, a.key: called}
+    inst.calls = inst.calls + called
 
 
 def _dec_dimensions(inst: Instruction, a: _Attr, ctx: _Context) -> None:
@@ -481,7 +546,7 @@ def _dec_index(inst: Instruction, a: _Attr, ctx: _Context) -> None:
 
 
 def _dec_preds(inst: Instruction, a: _Attr, ctx: _Context) -> None:
-    inst.control_predecessors = list(A.names(a.text))
+    inst.control_predecessors = A.names(a.text)
 
 
 def _dec_metadata(inst: Instruction, a: _Attr, ctx: _Context) -> None:
@@ -496,6 +561,14 @@ _DECODERS = {k: _dec_calls for k in A.CALL_ATTRS}
 _DECODERS.update({"dimensions": _dec_dimensions, "kind": _dec_kind,
                   "custom_call_target": _dec_target, "index": _dec_index,
                   "control-predecessors": _dec_preds, "metadata": _dec_metadata})
+
+_KEYS: dict[str, str] = {}
+
+
+def _key(key: str) -> str:
+    """One shared string per attribute name (smaller models and parse-cache files)."""
+    return _KEYS.setdefault(key, key)
+
 
 _builder = _Builder()
 
@@ -535,7 +608,7 @@ def parse(text: str, path: str | None = None) -> Module:
             text = text.decode("utf-8")
         except UnicodeDecodeError as e:
             raise HloSyntaxError("", 0, "UTF-8 text", found="binary data", path=path) from None
-    with _lock:
+    with _lock, gc_paused():
         parser = _get_parser()
         ctx = _Context(text)
         _builder.ctx = ctx
@@ -560,7 +633,8 @@ def parse(text: str, path: str | None = None) -> Module:
             raise HloSyntaxError(text, 0, "HLO nested less deeply", path=path) from None
         finally:
             _builder.ctx = _Context("")
-    uniquify_instruction_names(module)
+    with gc_paused():
+        uniquify_instruction_names(module)
     module.path = path
     return module
 

@@ -640,3 +640,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             inner[x.name] = match.name
             if match.name in removed:
                 fused_into.setdefault(match.name, f.name)
+        # A new fusion stands for the instruction its root was: consumers fused later in
+        # this pass (text order is post order) match through it.
+        if f.name not in c2p and body.root in inner:
+            c2p[f.name] = inner[body.root]

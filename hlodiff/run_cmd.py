@@ -38,8 +38,12 @@ def _render_text(r: dict, console) -> None:
 
     cfg, dev = r["config"], r["device"]
     layers = "→".join(map(str, cfg["layers"]))
+    where = f"{dev['kind']} ({dev['platform']})"
+    mach = r.get("machine") or {}
+    if dev["platform"] == "cpu" and mach.get("cpu_count"):
+        where = f"CPU ({mach.get('cpu') or 'unknown model'}, {mach['cpu_count']} cores)"
     console.print(f"[bold]MLP training step[/] {layers}, batch {cfg['batch']}, {cfg['dtype']}  "
-                  f"on [bold]{dev['kind']}[/] ({dev['platform']}), jax {r['jax_version']}")
+                  f"on [bold]{where}[/], jax {r['jax_version']}")
     t = Table(show_edge=False, header_style="bold")
     t.add_column("mode")
     t.add_column("median", justify="right")
@@ -65,6 +69,8 @@ def _render_text(r: dict, console) -> None:
             keys = ("fusions", "fused", "folded", "merged", "rewritten", "inlined", "removed",
                     "added", "kept", "layout_changes")
             parts = [f"{k.replace('_', ' ')} {s[k]}" for k in keys if k in s]
+            if "kernels_before" in s and "kernels_after" in s:
+                parts.insert(0, f"kernels {s['kernels_before']} → {s['kernels_after']}")
             line += "; " + ", ".join(parts)
         else:
             line += f"; {h['after_fusions']} fusions"
@@ -74,7 +80,7 @@ def _render_text(r: dict, console) -> None:
     if r.get("dump_dir"):
         console.print(f"dumps kept in {r['dump_dir']}  (hlodiff {h.get('before', '')} {h.get('after', '')})",
                       soft_wrap=True)
-    console.print(f"[dim]seed: {SEED['device']} {SEED['eager_ms']} ms eager, {SEED['jit_ms']} ms jit "
+    console.print(f"[dim]seed: {SEED['device']} {SEED['eager_ms']:.2f} ms eager, {SEED['jit_ms']:.3f} ms jit "
                   f"({SEED['eager_ms'] / SEED['jit_ms']:.1f}x)[/]")
 
 

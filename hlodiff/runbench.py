@@ -228,6 +228,8 @@ def measure(cfg: RunConfig, platform: str = "auto",
                          f"jax {jax.__version__}); install jax[cuda12] on a machine with an "
                          "NVIDIA GPU, or use --platform cpu / auto")
         device = gpus[0]
+    elif platform == "cpu":
+        device = jax.devices("cpu")[0]
     else:
         device = jax.devices()[0]
 

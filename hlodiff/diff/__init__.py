@@ -42,6 +42,20 @@ def _info(m: Module) -> dict:
 
 def diff_modules(before: Module, after: Module, mode: str = "auto") -> DiffResult:
     """Match ``before`` to ``after`` and explain every before instruction."""
+    import gc
+
+    # the views allocate ~2 objects per instruction and free nothing: the cyclic
+    # collector's full passes would only rescan the parsed modules (quadratic in size)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _diff_modules(before, after, mode)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     from . import analyses, fates as fates_mod, regression
     from .match import match
     from .view import after_view, before_view

@@ -11,6 +11,8 @@ _NO_VALUE = {"parameter", "rng", "rng-bit-generator", "infeed", "recv", "custom-
              "all-reduce", "all-gather", "send", "recv-done", "send-done"}
 _SIDE_EFFECTS = {"send", "send-done", "outfeed", "infeed", "recv", "recv-done",
                  "custom-call", "all-reduce", "after-all"}
+# constant folding leaves these alone (they would only make big literals)
+_NOT_FOLDED = {"parameter", "constant", "iota", "broadcast", "reshape", "tuple"}
 _LAYOUT_LIKE = {"reshape", "transpose", "copy", "bitcast", "bitcast-convert"}
 
 
@@ -58,18 +60,32 @@ def live_nodes(view: View) -> bytearray:
 
 
 def cse_survivors(m: Matching) -> dict[int, int]:
-    """Open before node -> a matched before node with the same exact-subgraph fingerprint."""
-    first: dict[int, int] = {}
-    for n in m.before.nodes:
-        if n.alias < 0 and m.b2a[n.idx] >= 0 and n.opcode != "parameter":
-            first.setdefault(n.fp, n.idx)
+    """Before node -> the node CSE keeps in its place (same exact-subgraph fingerprint in the
+    same computation once calls are inlined). Survivors prefer matched, then non-inlined,
+    then earlier nodes."""
+    B = m.before
+    groups: dict[tuple, list[int]] = {}
+    for n in B.nodes:
+        if n.alias < 0 and n.opcode not in _NO_CSE:
+            groups.setdefault((n.fp, n.ctx), []).append(n.idx)
     out = {}
-    for n in m.before.nodes:
-        if n.alias < 0 and m.b2a[n.idx] < 0 and n.opcode != "parameter":
-            s = first.get(n.fp)
-            if s is not None:
-                out[n.idx] = s
+    for g in groups.values():
+        if len(g) < 2:
+            continue
+        nodes = B.nodes
+        keep = min(g, key=lambda i: (nodes[i].site is not None, i))
+        if m.b2a[keep] < 0:
+            matched = [i for i in g if m.b2a[i] >= 0]
+            if matched and nodes[keep].opcode != "constant":
+                keep = matched[0]
+        for i in g:
+            if i != keep:
+                out[i] = keep
     return out
+
+
+_NO_CSE = {"parameter", "rng", "rng-bit-generator", "custom-call", "infeed", "recv", "send",
+           "outfeed", "after-all", "while", "conditional", "call", "all-reduce"}
 
 
 class FateBuilder:
@@ -111,7 +127,8 @@ class FateBuilder:
                         if self.cv_a[o] and m.a2b[o] < 0:
                             while on.opcode != "constant" and on.operands:
                                 on = A.nodes[on.operands[0]]
-                            return on.name
+                            if on.opcode == "constant":
+                                return on.name
             frontier = nxt
         return None
 
@@ -153,17 +170,32 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        s = self.survivor.get(b.idx)
+        if s is not None:
+            f.fate = "merged"
+            sb = B.nodes[s]
+            f.into = sb.name
+            ys = m.b2a[s]
+            if ys < 0:
+                ys = m.b2a[b.idx]
+            if ys >= 0:
+                self._set_after(f, A.nodes[ys])
+            f.reason = f"identical to {sb.name} (CSE)"
+            return f
         y = m.b2a[b.idx]
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
-            how = m.how.get(b.idx, "")
-            if how == "rewrite" or a.opcode != b.opcode:
+            changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
+                and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
+            if a.opcode != b.opcode or changed_attrs:
                 f.fate = "rewritten"
                 what = a.opcode
                 if a.inst.custom_call_target:
                     what += f" {a.inst.custom_call_target}"
                 f.reason = f"{b.opcode} became {what}"
+                if changed_attrs:
+                    f.reason = f"{b.opcode} rewritten (operand transposes/reshapes folded into it)"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
             elif a.fusion >= 0:
@@ -176,18 +208,10 @@ class FateBuilder:
                 if lb is not None and la is not None and lb != la:
                     f.reason = f"layout {lb} -> {la}"
             return f
-        s = self.survivor.get(b.idx)
-        if s is not None:
-            f.fate = "merged"
-            sb = B.nodes[s]
-            f.into = sb.name
-            self._set_after(f, A.nodes[m.b2a[s]])
-            f.reason = f"identical to {sb.name} (CSE)"
-            return f
         if not self.live[b.idx]:
             f.fate, f.reason = "removed", "dead: nothing it computes reaches an output"
             return f
-        if self.cv_b[b.idx] and b.opcode != "parameter":
+        if self.cv_b[b.idx] and b.opcode not in _NOT_FOLDED:
             f.fate = "folded"
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")

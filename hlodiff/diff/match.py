@@ -23,6 +23,8 @@ from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
 _SCAN_CAP = 48
+_SHAPE_OPS = {"reshape", "broadcast", "transpose", "convert", "bitcast", "copy", "slice",
+              "concatenate", "pad", "reverse", "bitcast-convert", "iota", "constant"}
 
 
 class Matching:
@@ -103,7 +105,14 @@ def _fp_key(n: Node):
 
 
 def _compatible(b: Node, a: Node) -> bool:
-    return b.opcode == a.opcode and b.dims == a.dims
+    """Same opcode and shape, no contradicting source frame, equal constant literals."""
+    if b.opcode != a.opcode or b.dims != a.dims:
+        return False
+    if b.src is not None and a.src is not None and b.src != a.src:
+        return False
+    if b.opcode == "constant" and b.inst.literal != a.inst.literal:
+        return False
+    return True
 
 
 def _propagate(m: Matching) -> int:
@@ -138,11 +147,17 @@ def _propagate(m: Matching) -> int:
             open_a = [y for y in au if a2b[y] < 0]
             if not open_a:
                 continue
+            groups = None
+            if len(open_a) > 16:  # high fan-out: bucket instead of scanning per user
+                groups = defaultdict(list)
+                for y in open_a:
+                    groups[(An[y].opcode, An[y].dims)].append(y)
             for x in bu:
                 if b2a[x] >= 0:
                     continue
                 bx = Bn[x]
-                cand = [y for y in open_a if a2b[y] < 0 and _compatible(bx, An[y])]
+                pool = open_a if groups is None else groups.get((bx.opcode, bx.dims), ())
+                cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])]
                 if len(cand) > 1:
                     c2 = [y for y in cand if An[y].op_name == bx.op_name]
                     if c2:
@@ -254,7 +269,13 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
             continue
-        cands = [y for y in bucket.get((b.op_name, b.src), ()) if m.a2b[y] < 0]
+        lst = bucket.get((b.op_name, b.src))
+        if not lst:
+            continue
+        cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
+        if b.opcode in _SHAPE_OPS:
+            # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
+            cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
         if not cands:
             continue
         best, best_s = cands[0], -1
@@ -262,7 +283,9 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
             s = _score(m, b, An[y]) + (1 if An[y].dims == b.dims else 0)
             if s > best_s:
                 best, best_s = y, s
-        c += m.pair(b.idx, best, "rewrite")
+        if m.pair(b.idx, best, "rewrite"):
+            c += 1
+            lst.remove(best)
     return c
 
 
@@ -271,9 +294,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     (merged by CSE or folded), computed from the pairs found so far."""
     m = Matching(before, after)
     _seed(m)
-    _propagate(m)
     _unique_buckets(m, _meta_key, "metadata")
-    _propagate(m)
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
     _bodies(m)

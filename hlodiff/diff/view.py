@@ -30,7 +30,7 @@ _ATTR_KEYS = ("direction", "slice", "lhs_contracting_dims", "rhs_contracting_dim
 class Node:
     __slots__ = ("idx", "inst", "comp", "opcode", "dims", "op_name", "src", "operands",
                  "raw_operands", "users", "home", "fusion", "alias", "site", "fp", "sig",
-                 "top")
+                 "top", "ctx")
 
     def __init__(self, idx, inst, comp, op_name, src, home, fusion, site, dims):
         self.idx = idx
@@ -50,6 +50,7 @@ class Node:
         self.fp: int = 0
         self.sig = None
         self.top: bool = fusion < 0
+        self.ctx: str = comp  # the computation it lives in once calls are inlined
 
     @property
     def name(self) -> str:
@@ -141,7 +142,8 @@ def _prefix(call_op: str | None, inner: str | None) -> str | None:
 
 def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str | None,
                  param_alias: list[int] | None, home: int, fusion: int,
-                 expand_calls: bool, depth: int = 0) -> dict[str, int]:
+                 expand_calls: bool, depth: int = 0, site_src=None,
+                 ctx: str | None = None) -> dict[str, int]:
     """Create nodes for one instance of ``comp``; returns name -> node index."""
     module = view.module
     nodes = view.nodes
@@ -150,10 +152,16 @@ def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str
     is_before = view.kind == "before"
     for inst in comp.instructions:
         op_name = inst.metadata.op_name if inst.metadata else None
+        src = view.src_of(inst)
         if prefix is not None:
-            op_name = _prefix(prefix, op_name)
-        n = Node(len(nodes), inst, comp.name, op_name, view.src_of(inst),
+            # the call inliner prefixes op_names with the call's and keeps its frame
+            op_name = _prefix(prefix, op_name) if op_name else prefix
+            if src is None:
+                src = site_src
+        n = Node(len(nodes), inst, comp.name, op_name, src,
                  home if home >= 0 else len(nodes), fusion, site, view.dims_of(inst))
+        if ctx is not None:
+            n.ctx = ctx
         nodes.append(n)
         local[inst.name] = n.idx
         pending.append((n, inst))
@@ -170,7 +178,8 @@ def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str
             if callee is not None:
                 sub = _instantiate(view, callee, prefix=n.op_name, site=inst.name,
                                    param_alias=raw, home=home, fusion=fusion,
-                                   expand_calls=expand_calls, depth=depth + 1)
+                                   expand_calls=expand_calls, depth=depth + 1,
+                                   site_src=n.src, ctx=n.ctx)
                 n.alias = sub[callee.root]
         elif op == "fusion" and not is_before and inst.calls:
             callee = module.by_name.get(inst.calls[0])
@@ -224,30 +233,25 @@ def _finish(view: View) -> None:
                  inst.custom_call_target, extra,
                  inst.parameter_number if n.opcode == "parameter" else None,
                  n.comp if n.opcode == "parameter" else None)
-    done = bytearray(len(nodes))
+    state = bytearray(len(nodes))  # 0 new, 1 on the stack, 2 done
     for n in nodes:
-        if n.alias >= 0 or done[n.idx]:
+        if n.alias >= 0 or state[n.idx] == 2:
             continue
         stack = [n.idx]
+        state[n.idx] = 1
         while stack:
             i = stack[-1]
             m = nodes[i]
-            if done[i]:
-                stack.pop()
+            pushed = False
+            for o in m.operands:
+                if state[o] == 0:
+                    state[o] = 1
+                    stack.append(o)
+                    pushed = True
+            if pushed:
                 continue
-            todo = [o for o in m.operands if not done[o]]
-            if todo and len(stack) < 100000:
-                # guard against cycles (should not happen in HLO)
-                done[i] = 2 if done[i] == 0 else done[i]
-                pushed = False
-                for o in todo:
-                    if done[o] != 2:
-                        stack.append(o)
-                        pushed = True
-                if pushed:
-                    continue
             m.fp = hash((m.sig, tuple(nodes[o].fp for o in m.operands)))
-            done[i] = 1
+            state[i] = 2
             stack.pop()
 
 

@@ -153,7 +153,7 @@ def fusion_diff_picture(info: Any, result: Any, before: Module, after: Module,
                f"{'s' if len(held) != 1 else ''} → %{fused.name}")
     g.graph_attrs["rankdir"] = "TB"
     left = g.cluster({"label": HtmlLabel(f"<b>before</b> <font point-size=\"9\">instructions now in "
-                                         f"%{html_text(name, 60)}</font>"),
+                                         f"%{html_text(name, 60)}<br/>(dotted line: what each became)</font>"),
                       "style": "rounded", "color": "#888888", "fontsize": 10, "margin": 10})
     right = g.cluster({"label": HtmlLabel(f"<b>after</b> <font point-size=\"9\">%"
                                           f"{html_text(fused.name, 60)}</font>"),
@@ -175,7 +175,8 @@ def fusion_diff_picture(info: Any, result: Any, before: Module, after: Module,
             src = ids.get((comp.name, op))
             if src:
                 g.edge(src, ids[(comp.name, inst.name)])
-    da = Drawer(after, g, style_fn=category_style, fusions="cluster", control_flow=False)
+    # the after side stays uncoloured so that colour means one thing here: the fate
+    da = Drawer(after, g, style_fn=_plain_style, fusions="cluster", control_flow=False)
     out = fused_computation_into(da, fusion, fused, right, fusion.computation if fusion else None)
     for f in held:
         a = _get(f, "after")
@@ -183,8 +184,14 @@ def fusion_diff_picture(info: Any, result: Any, before: Module, after: Module,
         if a and a in out and key in ids:
             g.edge(ids[key], out[a], style="dotted", color="#999999", constraint="false",
                    arrowhead="none")
-    legend(g, d.used | da.used, {**palette.FATES, **palette.CATEGORIES}, "colours")
+    legend(g, d.used, palette.FATES, "fate (before side)")
     return g
+
+
+def _plain_style(comp: str, inst: Instruction) -> tuple[str, str, str, str]:
+    if inst.opcode in ("parameter", "constant"):
+        return "#EEEEEE", "#666666", "solid", "plain"
+    return "#FFFFFF", "#555555", "solid", "plain"
 
 
 def _find_before_comp(before: Module, name: str) -> str:

@@ -5,7 +5,8 @@ custom-call targets, backend configs) goes through one of these before it reache
 Graphviz 2.43 reads backslashes in *both* quoted strings and HTML-like labels as escapes
 (``\\N`` becomes the node's id, ``\\l`` a line break), so backslashes never reach it raw:
 
-* labels are HTML-like: ``html.escape`` plus ``&#92;`` for a backslash;
+* labels are HTML-like: ``html.escape``, and a backslash becomes U+29F5 (⧵): dot 2.43
+  expands ``\\N`` even when written ``&#92;N`` in an HTML-like label;
 * tooltips are quoted strings: markup and ``&``/``"`` become XML entities (dot copies
   entities through to SVG unchanged), and a backslash becomes U+29F5 (⧵), which looks
   the same, because dot 2.43 mangles every escaped form of it in a tooltip.
@@ -32,7 +33,7 @@ def clean(text: object, limit: int | None = None) -> str:
 
 def html_text(text: object, limit: int | None = None) -> str:
     """Text for inside an HTML-like DOT label: no live markup, no backslash escapes."""
-    s = html.escape(clean(text, limit), quote=True).replace("\\", "&#92;")
+    s = html.escape(clean(text, limit), quote=True).replace("\\", "\u29f5")
     return s.replace("\r\n", "\n").replace("\n", "<br/>")
 
 

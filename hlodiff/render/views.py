@@ -124,13 +124,24 @@ class Drawer:
         return self.graph.node(_node_attrs(style, node_label(inst, extra), tooltip(inst, comp, notes)),
                                parent)
 
-    def draw(self, comp: Computation, parent: Cluster | None = None, depth: int = 0
-             ) -> tuple[dict[str, str], dict[str, list[str]]]:
-        """Draw ``comp``; (value node per instruction, operand target nodes per instruction)."""
+    def draw(self, comp: Computation, parent: Cluster | None = None, depth: int = 0,
+             skip_params: bool = False) -> tuple[dict[str, str], dict[str, list[list[str]]]]:
+        """Draw ``comp``; (value node per instruction, operand target nodes per instruction).
+
+        ``skip_params``: parameters with users are not drawn; the second result then maps
+        ``"#k"`` to the nodes that read parameter k (a fusion's operand k goes there).
+        """
         out: dict[str, str] = {}
-        ins: dict[str, list[str]] = {}
+        ins: dict[str, list[list[str]]] = {}
         g = self.graph
+        skipped: dict[str, int] = {}
+        if skip_params:
+            used_ops = {o for i in comp.instructions for o in i.operands}
+            skipped = {p.name: p.parameter_number or 0 for p in comp.parameters
+                       if p.name in used_ops and p.name != comp.root}
         for inst in comp.instructions:
+            if inst.name in skipped:
+                continue
             ctx = self._context(comp.name, inst, parent)
             callee = self.module.by_name.get(inst.calls[0]) if inst.calls else None
             if inst.opcode == "fusion" and callee and self.fusions == "cluster" and depth < MAX_DEPTH:
@@ -145,9 +156,11 @@ class Drawer:
                                 "style": "rounded,filled", "color": style[1],
                                 "fillcolor": palette.CLUSTER_FILL, "penwidth": 1.4,
                                 "fontsize": 10, "margin": 8}, ctx)
-                sub_out, _ = self.draw(callee, cl, depth + 1)
-                params = {p.parameter_number: sub_out[p.name] for p in callee.parameters}
-                ins[inst.name] = [params.get(k, "") for k in range(len(inst.operands))]
+                sub_out, sub_ins = self.draw(callee, cl, depth + 1, skip_params=True)
+                params = {p.parameter_number: [sub_out[p.name]] for p in callee.parameters
+                          if p.name in sub_out}
+                ins[inst.name] = [params.get(k) or sub_ins.get(f"#{k}", [])
+                                  for k in range(len(inst.operands))]
                 out[inst.name] = sub_out[callee.root]
                 continue
             if inst.opcode == "call" and callee and depth < MAX_DEPTH:
@@ -160,14 +173,14 @@ class Drawer:
                 saved, self.site = self.site, inst.name
                 sub_out, _ = self.draw(callee, target, depth + 1)
                 self.site = saved
-                ins[inst.name] = [nid] * len(inst.operands)
+                ins[inst.name] = [[nid]] * len(inst.operands)
                 for p in callee.parameters:
                     g.edge(nid, sub_out[p.name], style="dashed", color=palette.CALL_BORDER)
                 out[inst.name] = sub_out[callee.root]
                 continue
             nid = self.plain_node(comp.name, inst, ctx)
             out[inst.name] = nid
-            ins[inst.name] = [nid] * len(inst.operands)
+            ins[inst.name] = [[nid]] * len(inst.operands)
             if inst.opcode in CONTROL_FLOW and self.control_flow and depth < MAX_DEPTH:
                 for role, callees in inst.called.items():
                     for cname in callees:
@@ -186,10 +199,14 @@ class Drawer:
         for inst in comp.instructions:
             targets = ins.get(inst.name, [])
             for k, op in enumerate(inst.operands):
+                dsts = targets[k] if k < len(targets) else []
+                if op in skipped:
+                    ins.setdefault(f"#{skipped[op]}", []).extend(dsts)
+                    continue
                 src = out.get(op)
-                dst = targets[k] if k < len(targets) else ""
-                if src and dst:
-                    g.edge(src, dst)
+                for dst in dsts:
+                    if src and dst:
+                        g.edge(src, dst)
         return out, ins
 
 
