@@ -83,9 +83,9 @@ def metadata(blob: str, text: str, pos: int) -> Metadata:
         elif key == "source_line":
             md.source_line = int(val)
         elif key == "op_type":
-            md.op_type = unquote(val)
+            md.op_type = _intern.get(val) or _intern.setdefault(val, unquote(val))
         elif key == "source_file":
-            md.source_file = unquote(val)
+            md.source_file = _intern.get(val) or _intern.setdefault(val, unquote(val))
         elif key in _MD_INT_KEYS:
             if val[0] in "\"'{":
                 return _metadata_slow(blob, text, pos)

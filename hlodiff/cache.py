@@ -18,7 +18,7 @@ from .gcpause import gc_paused
 from .model import Module
 from .parser import grammar_text, parse
 
-_MIN_SIZE = 64 * 1024  # small texts parse faster than a cache lookup pays for
+_MIN_SIZE = 16 * 1024  # smaller texts parse in a few milliseconds: not worth a file
 
 
 def cache_dir() -> Path:

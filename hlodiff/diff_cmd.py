@@ -10,6 +10,7 @@ import tempfile
 import click
 
 from .clitools import handle_errors
+from .render import add_svg_option
 
 
 def _write(path: str | None, text: str) -> None:
@@ -21,6 +22,9 @@ def _write(path: str | None, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, not mkstemp's private 0600
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -32,7 +36,9 @@ def _write(path: str | None, text: str) -> None:
 
 @click.command("diff")
 @click.argument("before", type=click.Path(dir_okay=True))
-@click.argument("after", type=click.Path(dir_okay=True))
+@click.argument("after", type=click.Path(dir_okay=True), required=False)
+@click.option("--module", "module_name", default=None, metavar="NAME",
+              help="With a dump directory: the module to diff (default: the largest).")
 @click.option("--mode", type=click.Choice(["auto", "optimization", "regression"]), default="auto",
               show_default=True, help="optimization: unoptimized -> optimized; regression: two optimized modules.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text",
@@ -43,15 +49,20 @@ def _write(path: str | None, text: str) -> None:
               help="Exit 1 when a gate trips, e.g. 'kernels>40,layout_changes>0' (repeatable).")
 @click.option("--limit", type=int, default=40, show_default=True,
               help="Rows per text section (0: all).")
+@add_svg_option
+@click.option("--no-cache", is_flag=True, help="Parse the inputs again instead of using the parse cache.")
 @handle_errors
-def diff(before, after, mode, fmt, output, fail_on, limit):
+def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_cache):
     """Explain what XLA's optimizer did to every instruction of BEFORE.
+
+    BEFORE and AFTER are HLO text files; a single dump directory (written with
+    XLA_FLAGS=--xla_dump_to=DIR) diffs its largest module's before/after files.
 
     \b
     Fates: kept, fused, folded, merged, rewritten, inlined, removed.
     Exit status: 0 ok, 1 a --fail-on gate tripped, 2 bad input or usage.
     """
-    from .diff import diff_files
+    from .diff import diff_modules
     from .diff.gates import GateError, check_gates, parse_gates
 
     try:
@@ -60,7 +71,25 @@ def diff(before, after, mode, fmt, output, fail_on, limit):
         raise click.UsageError(str(e)) from None
     if fmt == "html" and not output:
         raise click.UsageError("--format html needs -o FILE")
-    result = diff_files(before, after, mode=mode)
+    from .loader import load, resolve_dump_pair
+
+    if after is None or os.path.isdir(before):
+        if not os.path.isdir(before):
+            raise click.UsageError("give BEFORE and AFTER files, or one dump directory")
+        pair = resolve_dump_pair(before, module_name)
+        if after is not None and os.path.isdir(after):  # regression: same module in two dirs
+            other = resolve_dump_pair(after, module_name or pair.name)
+            before, after = str(pair.after), str(other.after)
+        else:
+            before, after = str(pair.before), str(pair.after)
+    before_module, after_module = load(before, cache=not no_cache), load(after, cache=not no_cache)
+    result = diff_modules(before_module, after_module, mode=mode)
+    if svg:
+        from .render import render_diff_svgs
+
+        pictures = render_diff_svgs(result, before_module, after_module, svg)
+        for msg in pictures.skipped:
+            click.echo(f"hlodiff: {msg}", err=True)
     try:
         tripped = check_gates(gates, result.summary)
     except GateError as e:
@@ -69,8 +98,10 @@ def diff(before, after, mode, fmt, output, fail_on, limit):
         text = json.dumps(result.to_json(), indent=1) + "\n"
     elif fmt == "html":
         from .diff.report_html import render_html
+        from .render import find_dot, fusion_svgs
 
-        text = render_html(result)
+        figures = fusion_svgs(result, before_module, after_module) if find_dot() else None
+        text = render_html(result, figures)
     else:
         from .diff.report_text import render_plain
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .model import Computation, Module
 
+if TYPE_CHECKING:  # networkx loads in ~0.15 s; only the graph views need it
+    import networkx as nx
 
-def computation_graph(comp: Computation) -> nx.MultiDiGraph:
+
+def computation_graph(comp: Computation) -> "nx.MultiDiGraph":
     """Operand -> user edges, one per operand use (``index`` = operand position).
 
     Nodes are instruction names with ``opcode``, ``shape`` and ``instruction`` attributes.
     """
+    import networkx as nx
+
     g = nx.MultiDiGraph(name=comp.name)
     for inst in comp.instructions:
         g.add_node(inst.name, opcode=inst.opcode, shape=inst.shape.text, instruction=inst)
@@ -21,8 +26,10 @@ def computation_graph(comp: Computation) -> nx.MultiDiGraph:
     return g
 
 
-def call_graph(module: Module) -> nx.MultiDiGraph:
+def call_graph(module: Module) -> "nx.MultiDiGraph":
     """Computation -> called computation, one edge per call site (``instruction``, ``role``)."""
+    import networkx as nx
+
     g = nx.MultiDiGraph(name=module.name)
     for comp in module.computations:
         g.add_node(comp.name, entry=comp.is_entry, instructions=len(comp.instructions))
@@ -34,7 +41,7 @@ def call_graph(module: Module) -> nx.MultiDiGraph:
     return g
 
 
-def to_networkx(obj: Module | Computation) -> nx.MultiDiGraph:
+def to_networkx(obj: Module | Computation) -> "nx.MultiDiGraph":
     """A Computation's data-flow graph, or a Module's call graph."""
     if isinstance(obj, Module):
         return call_graph(obj)

@@ -299,7 +299,10 @@ class _Builder:
                 raise HloSyntaxError(ctx.text, a.pos, f"each attribute once ('{key}' repeats)",
                                      found=repr(key))
             if key != "metadata":
-                attrs[_KEYS.get(key) or _key(key)] = a.text
+                text = a.text
+                if len(text) <= 48:  # kLoop, {1,0}, %fused_computation.3: repeated a lot
+                    text = _KEYS.get(text) or _key(text)
+                attrs[_KEYS.get(key) or _key(key)] = text
             dec = _DECODERS.get(key)
             if dec is not None:
                 dec(inst, a, ctx)
@@ -574,10 +577,25 @@ _builder = _Builder()
 
 
 def _get_parser() -> Lark:
+    """The Lark LALR parser; its tables are cached on disk (Lark checks the grammar's hash)."""
     global _parser
     if _parser is None:
+        import os
+
+        from . import __version__
+
+        cache = None
+        if not os.environ.get("HLODIFF_NO_CACHE"):
+            base = os.environ.get("HLODIFF_CACHE_DIR") or os.path.join(
+                os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                "hlodiff")
+            try:
+                os.makedirs(base, exist_ok=True)
+                cache = os.path.join(base, f"lalr-{__version__}.lark")
+            except OSError:
+                cache = None
         _parser = Lark(grammar_text(), parser="lalr", lexer=_ContextLexer, transformer=_builder,
-                       start="start", maybe_placeholders=False)
+                       start="start", maybe_placeholders=False, cache=cache or False)
     return _parser
 
 

@@ -1,13 +1,121 @@
-"""`hlodiff show FILE` (placeholder until the summary lands in this session)."""
+"""``hlodiff show FILE``: one module at a glance, or the whole model as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+
 import click
+
 from .clitools import handle_errors
-from .loader import load
+from .loader import find_dumps, load, resolve_dump_pair
+from .summary import ModuleSummary, summarize
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def _counts(counter, limit: int) -> str:
+    items = counter.most_common(limit)
+    text = ", ".join(f"{k} {v}" for k, v in items)
+    rest = len(counter) - len(items)
+    return text + (f", +{rest} more" if rest > 0 else "")
+
+
+def render_summary(s: ModuleSummary, console) -> None:
+    """Print the summary with rich; fits 80 columns."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    console.print(f"[bold]{escape(s.name)}[/bold]  ({escape(s.path or '<text>')})")
+    console.print(f"  entry {escape(s.entry)}: {s.entry_instructions} instructions; "
+                  f"{s.instructions} in {s.computations} computations "
+                  f"({escape(_counts(s.computation_kinds, 6))})")
+    console.print(f"  kernels (top-level instructions that do work): {s.kernels}")
+    if s.fusions_by_kind:
+        console.print(f"  fusions: {escape(_counts(s.fusions_by_kind, 6))}")
+    if s.custom_call_targets:
+        console.print(f"  custom-call targets: {escape(_counts(s.custom_call_targets, 6))}")
+    t = Table(title="opcodes", show_edge=False, pad_edge=False)
+    t.add_column("opcode")
+    t.add_column("count", justify="right")
+    for op, n in s.opcodes.most_common(12):
+        t.add_row(escape(op), str(n))
+    if len(s.opcodes) > 12:
+        t.add_row(f"+{len(s.opcodes) - 12} more", str(sum(n for _, n in s.opcodes.most_common()[12:])))
+    console.print(t)
+    if s.largest:
+        t = Table(title="largest tensors (entry and called computations)", show_edge=False,
+                  pad_edge=False)
+        t.add_column("size", justify="right")
+        t.add_column("instruction", overflow="fold")
+        t.add_column("shape", overflow="fold")
+        for b, comp, name, shape in s.largest:
+            t.add_row(_size(b), escape(f"{name} ({comp})" if comp != s.entry else name),
+                      escape(shape))
+        console.print(t)
+    if s.source_files:
+        console.print("source files: " + escape(_counts(s.source_files, 5)))
+    else:
+        console.print("source files: none recorded in metadata")
 
 
 @click.command()
 @click.argument("file", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json prints the whole parsed model.")
+@click.option("--top", type=int, default=10, show_default=True, help="Rows of largest tensors.")
+@click.option("--no-cache", is_flag=True, help="Parse again instead of using the parse cache.")
 @handle_errors
-def show(file: str) -> None:
-    """One module at a glance: computations, opcodes, fusions, tensors, sources."""
-    m = load(file)
-    click.echo(f"{m.name}: {len(m.computations)} computations, {m.instruction_count} instructions")
+def show(file: str, fmt: str, top: int, no_cache: bool) -> None:
+    """One module at a glance: computations, opcodes, fusions, tensors, sources.
+
+    FILE may be a dump directory (XLA_FLAGS=--xla_dump_to=DIR): its modules are listed,
+    largest first, with the files to pass to `hlodiff diff`.
+    """
+    if os.path.isdir(file):
+        _show_directory(file, fmt)
+        return
+    module = load(file, cache=not no_cache)
+    if fmt == "json":
+        click.echo(json.dumps(module.to_dict(), indent=1))
+        return
+    from rich.console import Console
+
+    render_summary(summarize(module, top=top), Console(highlight=False))
+
+
+def _show_directory(directory: str, fmt: str) -> None:
+    pairs = find_dumps(directory)
+    if not pairs:
+        resolve_dump_pair(directory)  # raises the 'no HLO dumps found' message
+    if fmt == "json":
+        click.echo(json.dumps([{"module": p.module_id, "name": p.name,
+                                "before": str(p.before) if p.before else None,
+                                "after": str(p.after) if p.after else None,
+                                "bytes": p.size} for p in pairs], indent=1))
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=f"{len(pairs)} modules in {escape(directory)} (largest first)",
+              show_edge=False, pad_edge=False)
+    t.add_column("module")
+    t.add_column("name", overflow="fold")
+    t.add_column("size", justify="right")
+    t.add_column("files")
+    for p in pairs[:25]:
+        files = "+".join(k for k, f in (("before", p.before), ("after", p.after)) if f)
+        t.add_row(p.module_id, escape(p.name), _size(p.size), files)
+    console = Console(highlight=False)
+    console.print(t)
+    if len(pairs) > 25:
+        console.print(f"... and {len(pairs) - 25} smaller modules")
+    console.print(f"diff the largest: hlodiff {escape(directory)}   "
+                  f"(another: --module NAME)")

@@ -50,9 +50,12 @@ def test_fold_cse_exact_fates(fold_cse):
     assert merged["add.9"].into == "add.8" and merged["add.9"].after == "add.17"
     assert merged["sin.3"].into == "sin.2"
     assert merged["add.9"].fusion == "multiply_add_fusion"
-    # (iota*2+1-1)*e^0.5: the constant part evaluated at compile time into constant.8
-    folded = [f for f in r.instructions if f.fate == "folded"]
-    assert [(f.before, f.after) for f in folded] == [("sub.1", "constant.8")]
+    # (iota*2+1-1)*e^0.5: XLA never constant-folds an iota; the pass dumps show algsimp
+    # rewriting sub.1 (x-1 -> x+(-1), then the constants combined into constant.8) and the
+    # iota arithmetic computed at run time inside the fusion
+    assert not [f for f in r.instructions if f.fate == "folded"]
+    assert got["sub.1"] == "rewritten"
+    assert r.fate_of("main.1", "sub.1").fusion == "multiply_add_fusion"
     for p in ("a.1", "b.1", "c.1", "d.1", "x.1"):
         assert got[p] == "kept"
     fused = {f.before: f for f in r.instructions if f.fate == "fused"}
@@ -62,10 +65,11 @@ def test_fold_cse_exact_fates(fold_cse):
     assert fused["mul.9"].after == "mul.6"
     assert fused["broadcast.4"].after == "broadcast.9"  # same literal, not the folded one
     assert fused["add.15"].after == "add.3"
-    assert r.summary["kept"] == 5 and r.summary["fused"] == 26 and r.summary["folded"] == 1
+    assert r.summary["kept"] == 5 and r.summary["fused"] == 26 and r.summary["folded"] == 0
+    assert r.summary["rewritten"] == 1
     assert r.summary["merged"] == 2 and r.summary["fusions"] == 1
     assert r.fate_of("main.1", "add.9").fate == "merged"
-    assert r.fate_of("%main.1", "%sub.1").fate == "folded"
+    assert r.fate_of("%main.1", "%sub.1").fate == "rewritten"
     assert r.fate_of("main.1", "nope") is None
     (fi,) = r.fusions
     assert fi.name == "multiply_add_fusion" and fi.kind == "kLoop"
@@ -173,7 +177,7 @@ def test_cli_json_long_and_short_form():
     r1 = _run(["diff", b, a, "--format", "json"])
     assert r1.exit_code == 0, r1.output
     j = json.loads(r1.output)
-    assert j["summary"]["merged"] == 2 and j["summary"]["folded"] == 1
+    assert j["summary"]["merged"] == 2 and j["summary"]["folded"] == 0
     assert j["before"]["module"] == "jit_fold_cse" and j["after"]["instructions"] == 39
     i0 = j["instructions"][0]
     assert set(i0) >= {"before", "computation", "fate", "after", "fusion", "into", "reason"}

@@ -16,14 +16,19 @@ _NOT_FOLDED = {"parameter", "constant", "iota", "broadcast", "reshape", "tuple"}
 _LAYOUT_LIKE = {"reshape", "transpose", "copy", "bitcast", "bitcast-convert"}
 
 
-def constant_valued(view: View) -> bytearray:
-    """1 where a node's value can be computed at compile time (no parameter reaches it)."""
+def constant_valued(view: View, iota: bool = True) -> bytearray:
+    """1 where a node's value can be computed at compile time (no parameter reaches it).
+
+    ``iota=False``: only what constant folding really evaluates. XLA's constant folder
+    never evaluates an iota (nor anything computed from one); algsimp simplifies such
+    index arithmetic instead and the rest is computed at run time, usually fused."""
     nodes = view.nodes
     cv = bytearray(len(nodes))
+    leaves = ("constant", "iota") if iota else ("constant",)
     for n in nodes:
         if n.alias >= 0:
             continue
-        if n.opcode in ("constant", "iota"):
+        if n.opcode in leaves:
             cv[n.idx] = 1
         elif n.operands and n.opcode not in _NO_VALUE:
             cv[n.idx] = all(cv[o] for o in n.operands)
@@ -59,21 +64,27 @@ def live_nodes(view: View) -> bytearray:
     return live
 
 
-def cse_survivors(m: Matching) -> dict[int, int]:
+def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> dict[int, int]:
     """Before node -> the node CSE keeps in its place (same exact-subgraph fingerprint in the
     same computation once calls are inlined). Survivors prefer matched, then non-inlined,
     then earlier nodes."""
     B = m.before
     groups: dict[tuple, list[int]] = {}
     for n in B.nodes:
-        if n.alias < 0 and n.opcode not in _NO_CSE:
+        if n.alias < 0 and n.opcode not in _NO_CSE and n.idx not in exclude:
             groups.setdefault((n.fp, n.ctx), []).append(n.idx)
     out = {}
     for g in groups.values():
         if len(g) < 2:
             continue
         nodes = B.nodes
-        keep = min(g, key=lambda i: (nodes[i].site is not None, i))
+        named = [i for i in g if m.how.get(i) == "name"]
+        if named:  # still there under its own name: that one survived
+            for i in g:
+                if i != named[0]:
+                    out[i] = named[0]
+            continue
+        keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
         if m.b2a[keep] < 0:
             matched = [i for i in g if m.b2a[i] >= 0]
             if matched and nodes[keep].opcode != "constant":
@@ -82,6 +93,15 @@ def cse_survivors(m: Matching) -> dict[int, int]:
             if i != keep:
                 out[i] = keep
     return out
+
+
+def _creation(n: Node) -> int:
+    """CSE walks a computation's instruction list (creation order) and keeps the first of
+    identical constants; the name's numeric suffix follows creation order."""
+    if n.opcode != "constant" or n.site is not None:
+        return 0
+    head, _, num = n.name.rpartition(".")
+    return int(num) if head and num.isdigit() else 0
 
 
 _NO_CSE = {"parameter", "rng", "rng-bit-generator", "custom-call", "infeed", "recv", "send",
@@ -94,9 +114,110 @@ class FateBuilder:
         self.B = m.before
         self.A = m.after
         self.cv_b = constant_valued(self.B)
+        self.fold_b = constant_valued(self.B, iota=False)
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
         self.survivor = cse_survivors(m)
+        self.untraced = self._untraced()
+        self.rebuilt = self._rebuilt_loops()
+        gone = self._vanished()
+        if gone:
+            self.survivor = cse_survivors(m, gone)
+
+    def _untraced(self) -> bytearray:
+        """1 for instructions of inlined callees that have no one-to-one counterpart after
+        inlining: the callee is called from several sites (each gets its own copy), or the
+        value flows in through a parameter bound to another inlined call's result or to a
+        parameter of an enclosing inlined callee (nested inlining rebuilds it on the inner
+        body). XLA's call inliner leaves such an instruction behind as ``inlined``."""
+        nodes = self.B.nodes
+        sites: dict[str, int] = {}
+        for n in nodes:
+            if n.opcode == "call" and n.inst.calls:
+                sites[n.inst.calls[0]] = sites.get(n.inst.calls[0], 0) + 1
+        out = bytearray(len(nodes))
+        for n in nodes:  # instance order: a call's operands before its body
+            if n.site is None:
+                continue
+            if n.opcode == "parameter":
+                if n.alias < 0:
+                    continue
+                bound = nodes[n.alias]
+                if sites.get(n.comp, 0) > 1 or bound.opcode == "call" or out[bound.idx] \
+                        or (bound.opcode == "parameter" and bound.site is not None):
+                    out[n.idx] = 1
+                continue
+            if any(out[o] for o in n.raw_operands):
+                out[n.idx] = 1
+        return out
+
+    def _rebuilt_loops(self) -> dict[int, str]:
+        """Nodes of while bodies/conditions that XLA rebuilt (loop-invariant code motion,
+        while-loop simplifier): the matched after while calls a computation of another name
+        (``wide.<body>.clone``...). Everything in it that reads the loop state was recreated
+        on the new state tuple; the while's init tuple too. Node -> the new computation."""
+        B, A, m = self.B, self.A, self.m
+        nodes = B.nodes
+        changed: dict[str, str] = {}
+        inits: dict[int, str] = {}
+        for ctl, role, comp, _root, _params in B.bodies:
+            w = nodes[ctl]
+            y = m.b2a[ctl]
+            if w.opcode != "while" or y < 0:
+                continue
+            new = A.nodes[y].inst.called.get(role)
+            if not new or comp in new:
+                continue
+            changed[comp] = new[0]
+            if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
+                inits[w.raw_operands[0]] = new[0]
+        if not changed:
+            return {}
+        members = [n for n in nodes if n.ctx in changed]
+        dep: set[int] = {n.idx for n in members if n.opcode == "parameter" and n.site is None}
+        grew = True
+        while grew:
+            grew = False
+            for n in members:
+                if n.idx in dep:
+                    continue
+                if n.opcode == "parameter":
+                    hit = n.alias >= 0 and n.alias in dep
+                else:
+                    hit = any(o in dep for o in n.raw_operands) or (n.alias >= 0 and n.alias in dep)
+                if hit:
+                    dep.add(n.idx)
+                    grew = True
+        out = {i: changed[nodes[i].ctx] for i in dep if nodes[i].opcode != "parameter"}
+        out.update(inits)
+        return out
+
+    def _vanished(self) -> set[int]:
+        """Constant-valued nodes (constants, their broadcasts) whose every user is simplified
+        away: algsimp deletes them together with their users, before CSE could merge them.
+        Seeds: open, live, non-foldable nodes that CSE does not explain."""
+        B, m, cv, live, surv = self.B, self.m, self.cv_b, self.live, self.survivor
+        fold = self.fold_b
+        nodes = B.nodes
+        gone: set[int] = set()
+        out: set[int] = set()
+        for n in reversed(nodes):
+            i = n.idx
+            if n.alias >= 0 or m.b2a[i] >= 0 or not live[i] or n.opcode == "parameter":
+                continue
+            if fold[i] and n.opcode not in _NOT_FOLDED:
+                continue  # folded, not simplified
+            if cv[i] and not fold[i]:
+                # index arithmetic on iotas: algsimp rewrites it (before CSE runs)
+                gone.add(i)
+                out.add(i)
+            elif cv[i]:
+                if n.users and all(u in gone for u in n.users):
+                    gone.add(i)
+                    out.add(i)
+            elif i not in surv:
+                gone.add(i)
+        return out
 
     def where(self, a: Node) -> tuple[str | None, str | None]:
         if a.fusion >= 0:
@@ -156,6 +277,21 @@ class FateBuilder:
         f = InstructionFate(before=b.name, computation=b.comp, fate="removed",
                             opcode=b.opcode, op_name=b.op_name,
                             source=B.location(b), call_site=b.site)
+        if self.untraced[b.idx] and b.opcode not in ("parameter", "call"):
+            f.fate = "inlined"
+            f.reason = f"inlined from {b.comp} at call {b.site}; rebuilt on the inlined call's inputs"
+            y = m.b2a[b.idx]
+            if y >= 0:
+                self._set_after(f, A.nodes[y])
+            return f
+        loop = self.rebuilt.get(b.idx)
+        if loop is not None and b.opcode not in ("parameter", "call") and self.live[b.idx]:
+            f.fate = "rewritten"
+            f.reason = f"while loop rebuilt (loop-invariant code motion / simplifier) as {loop}"
+            y = m.b2a[b.idx]
+            if y >= 0:
+                self._set_after(f, A.nodes[y])
+            return f
         if b.alias >= 0:
             if b.opcode == "call":
                 f.fate, f.reason = "inlined", "call inlined into its caller"
@@ -166,7 +302,10 @@ class FateBuilder:
             r = B.resolve(b.idx)
             y = m.b2a[r]
             f.fate = "rewritten"
-            f.reason = "tuple plumbing simplified away"
+            if b.opcode == "get-tuple-element" or b.opcode == "tuple":
+                f.reason = "tuple plumbing simplified away"
+            else:
+                f.reason = f"no-op {b.opcode} removed (algebraic simplification)"
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
@@ -188,7 +327,13 @@ class FateBuilder:
             self._set_after(f, a)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
-            if a.opcode != b.opcode or changed_attrs:
+            if a.opcode == b.opcode and a.dims != b.dims and not changed_attrs:
+                # same operation on a reshaped value: reshape-mover/algsimp rebuilt it
+                f.fate = "rewritten"
+                f.reason = f"{b.opcode} rebuilt on reshaped operands ({b.dims} -> {a.dims})"
+                if f.fusion:
+                    f.reason += f" inside {f.fusion_kind} fusion"
+            elif a.opcode != b.opcode or changed_attrs:
                 f.fate = "rewritten"
                 what = a.opcode
                 if a.inst.custom_call_target:
@@ -211,7 +356,7 @@ class FateBuilder:
         if not self.live[b.idx]:
             f.fate, f.reason = "removed", "dead: nothing it computes reaches an output"
             return f
-        if self.cv_b[b.idx] and b.opcode not in _NOT_FOLDED:
+        if self.fold_b[b.idx] and b.opcode not in _NOT_FOLDED:
             f.fate = "folded"
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")

@@ -92,6 +92,30 @@ def _unique_buckets(m: Matching, key, how: str) -> int:
     return c
 
 
+def _names(m: Matching) -> int:
+    """XLA keeps an instruction's name while it survives at top level (names are unique in
+    a module and never reused): a top-level after node named like a before node outside
+    an inlined call is that node, when opcode and shape agree."""
+    by_name: dict[str, int] = {}
+    dup: set[str] = set()
+    for n in _live(m.after.nodes):
+        if n.fusion < 0 and n.opcode != "parameter":
+            if n.name in by_name:
+                dup.add(n.name)
+            by_name[n.name] = n.idx
+    c = 0
+    An = m.after.nodes
+    for b in _live(m.before.nodes):
+        if b.site is not None or m.b2a[b.idx] >= 0 or b.opcode == "parameter":
+            continue
+        y = by_name.get(b.name)
+        if y is None or b.name in dup or m.a2b[y] >= 0:
+            continue
+        if _compatible(b, An[y]):
+            c += m.pair(b.idx, y, "name")
+    return c
+
+
 def _meta_key(n: Node):
     if n.op_name is None and n.src is None:
         return None
@@ -289,11 +313,40 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
     return c
 
 
+def _duplicates(m: Matching) -> int:
+    """A before node whose metadata key is unique on its side but shared by several open
+    after nodes inside fusions: fusion duplicated it into several consumers. Pair it with
+    the best-scoring copy (any copy tells the same story)."""
+    Bn, An = m.before.nodes, m.after.nodes
+    bb: dict = defaultdict(list)
+    for n in _live(Bn):
+        if m.b2a[n.idx] < 0:
+            k = _meta_key(n)
+            if k is not None:
+                bb[k].append(n.idx)
+    ab: dict = defaultdict(list)
+    for n in _live(An):
+        if m.a2b[n.idx] < 0:
+            k = _meta_key(n)
+            if k is not None and k in bb:
+                ab[k].append(n.idx)
+    c = 0
+    for k, al in ab.items():
+        bl = bb[k]
+        if len(bl) != 1 or len(al) < 2 or any(An[y].fusion < 0 for y in al):
+            continue
+        b = Bn[bl[0]]
+        best = max(al[:_SCAN_CAP], key=lambda y: _score(m, b, An[y]))
+        c += m.pair(b.idx, best, "duplicate")
+    return c
+
+
 def match(before: View, after: View, cse_skip=None) -> Matching:
     """Run the cascade. ``cse_skip(m)`` returns before nodes the rewrite step must leave open
     (merged by CSE or folded), computed from the pairs found so far."""
     m = Matching(before, after)
     _seed(m)
+    _names(m)
     _unique_buckets(m, _meta_key, "metadata")
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
@@ -308,6 +361,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         n += _propagate(m)
         if not n:
             break
+    if _duplicates(m):
+        _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
     _rewrites(m, skip)
     m._queue.clear()

@@ -130,6 +130,22 @@ class View:
         return f"{f}:{line}" if line is not None else f
 
 
+_IDENTITY_OPS = {"broadcast", "reshape", "convert", "transpose", "copy", "slice"}
+
+
+def _is_identity(n: Node, src: Node) -> bool:
+    """A before instruction that returns its operand unchanged (same type and dims)."""
+    if n.dims != src.dims or n.inst.shape.is_tuple:
+        return False
+    op = n.opcode
+    if op == "transpose":
+        d = n.inst.dimensions
+        return d is None or list(d) == list(range(len(d)))
+    if op == "slice":
+        return True  # same dims: the whole operand, stride 1
+    return True
+
+
 def _prefix(call_op: str | None, inner: str | None) -> str | None:
     if not call_op:
         return inner
@@ -189,6 +205,9 @@ def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str
                                    expand_calls=False, depth=depth + 1)
                 n.alias = sub[callee.root]
         elif op in SEE_THROUGH_AFTER and not is_before and raw:
+            n.alias = raw[0]
+        elif is_before and raw and op in _IDENTITY_OPS and _is_identity(n, nodes[raw[0]]):
+            # algsimp deletes no-op reshapes/broadcasts/converts/transposes first thing
             n.alias = raw[0]
         elif op in _CONTROL:
             view.controls.append(n.idx)

@@ -1,0 +1,3 @@
+from hlodiff.cli import main
+
+main()
