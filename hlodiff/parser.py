@@ -263,26 +263,31 @@ class _Builder:
         name, shape_text, op, is_root = head.value
         opcode, wrapped = resolve_opcode(op, ctx.text, head.end_pos - len(op))
         extra: list[Instruction] = []
-        operands: list[str] = []
-        param_no = None
-        ops = c[1] if len(c) > 1 else None
-        i = 1
-        if isinstance(ops, Token):
-            i = 2
-            if ops.type == "OPERANDS":
-                operands = operand_names(ops)
-            elif ops.type == "PARAM_NUMBER":
-                param_no = int(ops[1:-1])
-        elif isinstance(ops, list):
-            i = 2
-            if opcode == "parameter" and ops and isinstance(ops[0], int):
-                param_no = ops[0]
-            operands = self._operand_names(ops, extra)
+        operands, param_no, i = self._operand_list(c, 1, opcode, extra)
         inst = Instruction(name, opcode, array_shape(shape_text), operands, is_root=is_root,
                            parameter_number=param_no, async_wrapped=wrapped)
         inst.line = ctx.line_of(head.start_pos)
+        return self._finish(inst, c, i, extra)
+
+    def _operand_list(self, c: list, i: int, opcode: str, extra: list[Instruction]
+                      ) -> tuple[list[str], int | None, int]:
+        """(operand names, parameter number, index after them) from the child at ``i``:
+        an OPERANDS or PARAM_NUMBER token, a list from the ``operands`` rule, or nothing."""
+        ops = c[i] if i < len(c) else None
+        if isinstance(ops, Token):
+            if ops.type == "OPERANDS":
+                return operand_names(ops), None, i + 1
+            if ops.type == "PARAM_NUMBER":
+                return [], int(ops[1:-1]), i + 1
+        elif isinstance(ops, list):
+            param_no = ops[0] if opcode == "parameter" and ops and isinstance(ops[0], int) else None
+            return self._operand_names(ops, extra), param_no, i + 1
+        return [], None, i
+
+    def _finish(self, inst: Instruction, c: list, i: int, extra: list[Instruction]):
+        """Attributes from child ``i`` on, async sugar, and the instructions made on the way."""
         self._attributes(inst, c, i)
-        if wrapped is not None and opcode == "async-start":
+        if inst.async_wrapped is not None and inst.opcode == "async-start":
             self._async_wrapped(inst)
         if extra:
             extra.append(inst)
@@ -338,29 +343,11 @@ class _Builder:
             i += 1
         else:
             opcode, wrapped = resolve_opcode(str(op_tok), ctx.text, op_tok.start_pos)
-            if i < len(c):
-                ops = c[i]
-                if isinstance(ops, Token):  # a plain operand list or parameter number, one token
-                    if ops.type == "PARAM_NUMBER":
-                        param_no = int(ops[1:-1])
-                    else:
-                        operands = operand_names(ops)
-                    i += 1
-                elif isinstance(ops, list):
-                    i += 1
-                    if opcode == "parameter" and ops and isinstance(ops[0], int):
-                        param_no = ops[0]
-                    operands = self._operand_names(ops, extra)
+            operands, param_no, i = self._operand_list(c, i, opcode, extra)
         inst = Instruction(_name(name_tok), opcode, shape, operands, is_root=is_root,
                            literal=literal, parameter_number=param_no, async_wrapped=wrapped)
         inst.line = ctx.line_of(name_tok.start_pos)
-        self._attributes(inst, c, i)
-        if wrapped is not None and opcode == "async-start":
-            self._async_wrapped(inst)
-        if extra:
-            extra.append(inst)
-            return extra
-        return inst
+        return self._finish(inst, c, i, extra)
 
     # ---- computations -------------------------------------------------------------------
     def param(self, c):
