@@ -181,8 +181,11 @@ _WORDISH = re.compile(
     r"|(?P<start>(?:ROOT[ \t\r\n]+)(?:%[A-Za-z_][\w.\-]*[ \t\r\n]*|[A-Za-z_][\w.\-]*[ \t\r\n]+)=)"
     r"|(?P<bare_start>[A-Za-z_][\w.\-]*[ \t\r\n]+=)"
     r"|(?P<word>[A-Za-z_][\w.\-]*)(?P<suffix>[=:])?")
+_SIG_PARAM = r"[A-Za-z_][\w.\-]*:[ \t\r\n]*" + _SHAPE
 _PAREN = re.compile(
-    r"(?P<OPERANDS>\(" + _SEP + _OPERAND + r"(?:" + _SEP + "," + _SEP + _OPERAND + r")*" + _SEP + r"\))"
+    r"(?P<SIGNATURE>\(" + _SEP + r"(?:" + _SIG_PARAM + r"(?:" + _SEP + "," + _SEP + _SIG_PARAM + r")*"
+    + _SEP + r")?\)[ \t\r\n]*->[ \t\r\n]*" + _SHAPE + r")"
+    r"|(?P<OPERANDS>\(" + _SEP + _OPERAND + r"(?:" + _SEP + "," + _SEP + _OPERAND + r")*" + _SEP + r"\))"
     r"|(?P<PARAM_NUMBER>\([ \t]*\d+[ \t]*\))")
 _COMMA_ATTR = re.compile(r",[ \t\r\n]*([A-Za-z_][\w.\-]*)=")
 _NUMBER = re.compile(

@@ -3,6 +3,7 @@ build the typed model while parsing (no parse tree is built: it would double the
 
 from __future__ import annotations
 
+import re
 import threading
 from importlib import resources
 from pathlib import Path
@@ -43,6 +44,7 @@ class _Context:
         self.line_no = 1
         self.inline: list[Computation] = []
         self.extra_comps: list[Computation] = []
+        self.metadata: dict[str, Metadata] = {}  # metadata text -> its shared decoded object
         self.anon: dict[str, int] = {}
         self.wrapped = 0
 
@@ -224,14 +226,20 @@ class _Builder:
         return None
 
     def metadata_attr(self, c):
+        """Decoded metadata, one shared object per distinct text (optimized modules repeat
+        a few hundred metadata texts tens of thousands of times)."""
         tok = c[0]
         blob = str(tok)
-        if tok.type == "CMETADATA":
-            k = blob.index("metadata=")
-            return _Attr("metadata", blob[k + 9:], tok.start_pos,
-                         A.metadata(blob[k:], self.ctx.text, tok.start_pos + k))
-        return _Attr("metadata", blob[9:], tok.start_pos,
-                     A.metadata(blob, self.ctx.text, tok.start_pos))
+        k = blob.index("metadata=") if tok.type == "CMETADATA" else 0
+        body = blob[k + 9:]
+        ctx = self.ctx
+        md = ctx.metadata.get(body)
+        if md is None:
+            md = A.metadata(blob[k:], ctx.text, tok.start_pos + k)
+            if md.stack_frame_id and ctx.tables is not None and md.source_file is None:
+                md.source_file, _fn, md.source_line = ctx.tables.frame(md.stack_frame_id)
+            ctx.metadata[body] = md
+        return _Attr("metadata", body, tok.start_pos, md)
 
     def blob_attr(self, c):
         tok = c[0]
@@ -366,9 +374,16 @@ class _Builder:
         name_tok = c[i]
         i += 1
         signature = None
-        if isinstance(c[i], str) and not isinstance(c[i], Token):
-            signature = c[i]
-            i += 1
+        sig = c[i]
+        if isinstance(sig, str):
+            if isinstance(sig, Token):  # one SIGNATURE token, or the first instruction
+                if sig.type == "SIGNATURE":
+                    signature = _WS_RUN.sub(" ", _COMMENT.sub("", str(sig))).replace("( ", "(")
+                    signature = signature.replace(" )", ")").replace(" ,", ",")
+                    i += 1
+            else:
+                signature = sig
+                i += 1
         thread = None
         if len(c) >= 2 and isinstance(c[-2], Token) and c[-2].type in ("ATTR", "CATTR"):
             thread = A.unquote(c[-1])
@@ -540,11 +555,7 @@ def _dec_preds(inst: Instruction, a: _Attr, ctx: _Context) -> None:
 
 
 def _dec_metadata(inst: Instruction, a: _Attr, ctx: _Context) -> None:
-    md: Metadata = a.value
-    inst.metadata = md
-    if md.stack_frame_id and ctx.tables is not None and md.source_file is None:
-        f, _fn, line = ctx.tables.frame(md.stack_frame_id)
-        md.source_file, md.source_line = f, line
+    inst.metadata = a.value  # decoded (and its stack frame resolved) by metadata_attr
 
 
 _DECODERS = {k: _dec_calls for k in A.CALL_ATTRS}
@@ -552,6 +563,8 @@ _DECODERS.update({"dimensions": _dec_dimensions, "kind": _dec_kind,
                   "custom_call_target": _dec_target, "index": _dec_index,
                   "control-predecessors": _dec_preds, "metadata": _dec_metadata})
 
+_WS_RUN = re.compile(r"\s+")
+_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _KEYS: dict[str, str] = {}
 
 
@@ -621,7 +634,7 @@ def parse(text: str, path: str | None = None) -> Module:
             if not text.strip():
                 raise HloSyntaxError(text, 0, "an HLO module ('HloModule name' or a computation)",
                                      found="an empty file")
-            module = _driver().run(ctx.tokens(), text)
+            module = _driver().run(tokenize(text), text, ctx)
         except HloSyntaxError as e:
             raise e.with_path(path) if path else e
         except UnexpectedToken as e:
@@ -668,14 +681,20 @@ class _Driver:
                     row[str(key)] = (False, len(arg.expansion), callbacks[arg], str(arg.origin.name))
             self.actions[state] = row
 
-    def run(self, tokens, text: str):
+    def run(self, tokens, text: str, ctx: "_Context | None" = None):
+        """Parse the token stream; ``ctx.prev_end`` follows the token before the lookahead."""
+        if ctx is None:
+            ctx = _Context(text)
         actions = self.actions
         states = [self.start_state]
         values: list = []
         push_state = states.append
         push_value = values.append
         tok = None
+        last_end = 0
         for tok in tokens:
+            ctx.prev_end = last_end
+            last_end = tok.end_pos
             ttype = tok.type
             while True:
                 act = actions[states[-1]].get(ttype)

@@ -81,7 +81,11 @@ def _merged(console: Console, rows: list, label: str, width: int, limit: int) ->
     t.add_column("duplicates merged into it", overflow="fold", ratio=1)
     for (into, fusion), names in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:limit]:
         where = f" [in {fusion}]" if fusion else ""
-        t.add_row(_e(into), str(len(names)), _e(", ".join(names) + where))
+        counts: dict[str, int] = {}
+        for n in names:  # a callee's instruction repeats once per call site
+            counts[n] = counts.get(n, 0) + 1
+        shown = ", ".join(n if k == 1 else f"{n} (at {k} call sites)" for n, k in counts.items())
+        t.add_row(_e(into), str(len(names)), _e(shown + where))
     console.print(t)
     console.print()
 
