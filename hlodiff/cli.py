@@ -29,6 +29,7 @@ def main() -> None:
     \b
     hlodiff BEFORE.txt AFTER.txt    explain optimization (same as `hlodiff diff`)
     hlodiff show FILE               one module at a glance
+    hlodiff passes DUMP_DIR         which XLA pass did what (pass-by-pass dumps)
     """
 
 
@@ -36,7 +37,8 @@ def _register() -> None:
     from .show_cmd import show
 
     main.add_command(show)
-    for modname, attr in (("diff_cmd", "diff"), ("render_cmd", "render"), ("run_cmd", "run")):
+    for modname, attr in (("diff_cmd", "diff"), ("render_cmd", "render"), ("run_cmd", "run"),
+                          ("passes_cmd", "passes")):
         try:
             mod = __import__(f"hlodiff.{modname}", fromlist=[attr])
         except ModuleNotFoundError as e:
