@@ -9,7 +9,6 @@ from __future__ import annotations
 import click
 
 from . import __version__
-from .clitools import handle_errors  # noqa: F401 (re-exported for command modules)
 
 
 class _DefaultToDiff(click.Group):

@@ -13,7 +13,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from . import attributes as A
-from .errors import HloSyntaxError, HlodiffError
+from .errors import HloSyntaxError
 from .lexer import HloLexer, operand_names, tokenize
 from .model import Computation, Instruction, Metadata, Module, Shape, StackTables
 from .gcpause import gc_paused
@@ -57,12 +57,6 @@ class _Context:
         self.line_pos = pos
         return self.line_no
 
-    def tokens(self):
-        last = 0
-        for tok in tokenize(self.text):
-            self.prev_end = last
-            last = tok.end_pos
-            yield tok
 
 
 def _name(tok: Token) -> str:
@@ -594,7 +588,7 @@ def _get_parser() -> Lark:
                 cache = os.path.join(base, f"lalr-{__version__}.lark")
             except OSError:
                 cache = None
-        _parser = Lark(grammar_text(), parser="lalr", lexer=_ContextLexer, transformer=_builder,
+        _parser = Lark(grammar_text(), parser="lalr", lexer=HloLexer, transformer=_builder,
                        start="start", maybe_placeholders=False, cache=cache or False)
     return _parser
 
@@ -624,10 +618,9 @@ def parse(text: str, path: str | None = None) -> Module:
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
-        except UnicodeDecodeError as e:
+        except UnicodeDecodeError:
             raise HloSyntaxError("", 0, "UTF-8 text", found="binary data", path=path) from None
     with _lock, gc_paused():
-        parser = _get_parser()
         ctx = _Context(text)
         _builder.ctx = ctx
         try:
@@ -743,10 +736,3 @@ def _driver() -> _Driver:
     if _driver_instance is None:
         _driver_instance = _Driver(_get_parser())
     return _driver_instance
-
-
-class _ContextLexer(HloLexer):
-    """Hands Lark the token stream of the parse under way (it tracks value ends)."""
-
-    def lex(self, data, *rest):
-        return _builder.ctx.tokens()

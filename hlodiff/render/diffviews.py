@@ -16,7 +16,7 @@ from typing import Any
 
 from ..model import Computation, Instruction, Module
 from . import palette
-from .dot import DotGraph, HtmlLabel, Text
+from .dot import DotGraph, HtmlLabel
 from .escape import html_text, safe_filename
 from .svg import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, GraphTooLarge, RenderError, require_dot,
                   run_dot, svg_for_html)
