@@ -37,7 +37,7 @@ def _register() -> None:
 
     main.add_command(show)
     for modname, attr in (("diff_cmd", "diff"), ("render_cmd", "render"), ("run_cmd", "run"),
-                          ("passes_cmd", "passes")):
+                          ("passes_cmd", "passes"), ("capture_cmd", "capture")):
         try:
             mod = __import__(f"hlodiff.{modname}", fromlist=[attr])
         except ModuleNotFoundError as e:
