@@ -90,6 +90,21 @@ def _merged(console: Console, rows: list, label: str, width: int, limit: int) ->
     console.print()
 
 
+# Regression changes, most telling first: changed kernels, then kernels only on one side,
+# then the plumbing (constants, bitcasts, tuples) that renumbering shuffles.
+_KERNEL_OPS = ("fusion", "custom-call", "dot", "convolution", "while", "conditional", "call",
+               "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "sort", "scatter")
+_PLUMBING_OPS = ("constant", "bitcast", "parameter", "get-tuple-element", "tuple", "copy")
+_STATUS_ORDER = {"changed": 0, "only_before": 1, "only_after": 1}
+
+
+def _change_weight(c: dict) -> tuple:
+    what = " ".join(c.get("what") or ())
+    op = what.split(" ", 1)[0] if c["status"] != "changed" else ""
+    kind = 0 if c["status"] == "changed" or op in _KERNEL_OPS else 2 if op in _PLUMBING_OPS else 1
+    return (kind, _STATUS_ORDER.get(c["status"], 2))
+
+
 def render(result: DiffResult, console: Console, limit: int = 40) -> None:
     s = result.summary
     b, a = result.before_info, result.after_info
@@ -112,8 +127,9 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
     head = "  fates        " if opt else "  status       "
     console.print(_e(head + ", ".join(parts)), overflow="fold")
     console.print()
-    # ---- fusions ----------------------------------------------------------------------
-    if result.fusions:
+    # ---- fusions (optimization mode: what each kernel holds; regression mode lists the
+    # fusions that split, joined or changed below instead) -----------------------------
+    if result.fusions and opt:
         fusions = sorted(result.fusions, key=lambda f: (not f.before,
                          -(f.unfused_bytes - f.bytes_read - f.bytes_written)))
         name_w = min(max(len(f.name) for f in fusions[:limit]), max(16, width - 50))
@@ -143,7 +159,7 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
         t.add_column("before", no_wrap=True, overflow="ellipsis", max_width=max(12, width // 4))
         t.add_column("after", no_wrap=True, overflow="ellipsis", max_width=max(12, width // 4))
         t.add_column("what", overflow="fold")
-        for c in result.regression["changes"][:limit]:
+        for c in sorted(result.regression["changes"], key=_change_weight)[:limit]:
             t.add_row(c["status"], _e(c["before"] or ""), _e(c["after"] or ""), _e("; ".join(c["what"])))
         console.print(t)
         if len(result.regression["changes"]) > limit:
