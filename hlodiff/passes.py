@@ -234,7 +234,7 @@ class _Snap:
     """A module reduced to what the walk needs: its top-level instructions and users."""
 
     __slots__ = ("module", "top", "fused", "users", "roots", "param_arg", "by_key", "by_loose",
-                 "all_names")
+                 "all_names", "call_site")
 
     def __init__(self, module: Module) -> None:
         self.module = module
@@ -261,6 +261,9 @@ class _Snap:
                 for cname in i.calls:
                     sites.setdefault(cname, []).append(i)
         self.param_arg: dict[str, str] = {}
+        # computation -> its only call site (what call-inliner copies it into)
+        self.call_site: dict[str, Instruction] = {
+            c: calls[0] for c, calls in sites.items() if len(calls) == 1}
         for cname, calls in sites.items():
             if len(calls) != 1 or cname not in module.by_name:
                 continue
@@ -540,8 +543,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
             if lst:
                 k = 0
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
-                    lk = _loose_key(a)
-                    k = next((j for j, r in enumerate(lst) if _loose_key(r) == lk), 0)
+                    k = _best_candidate(prev, a, lst)
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
@@ -568,6 +570,49 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
                 rem.fate = "removed"  # dead code, whatever pass dropped it
         step.removed.append(rem)
     return step
+
+
+def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | None] | None:
+    """The (op_name, stack frame) call-inliner gives the copy of ``r`` it makes when it
+    inlines ``r``'s computation at its only call site, and that call's computation at its
+    own, and so on outward: each call prefixes the op_name with its own, and the first
+    frame found (``r``'s own, else the innermost call's) is kept. None when ``r``'s
+    computation is not called from exactly one call site."""
+    rm = r.metadata
+    op = rm.op_name if rm is not None else None
+    frame = rm.stack_frame_id if rm is not None else None
+    comp, hops, found = r.computation, 0, False
+    while hops < 16:
+        call = prev.call_site.get(comp)
+        if call is None:
+            break
+        found = True
+        cm = call.metadata
+        if cm is not None and cm.op_name:
+            if not op:
+                op = cm.op_name
+            elif not op.startswith(cm.op_name):
+                op = f"{cm.op_name}/{op}"
+        if not frame and cm is not None:
+            frame = cm.stack_frame_id
+        comp, hops = call.computation, hops + 1
+    return (op, frame) if found else None
+
+
+def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction]) -> int:
+    """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
+    with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
+    constants of two inlined callees differ only in where they were inlined), else the
+    first."""
+    lk = _loose_key(a)
+    k = next((j for j, r in enumerate(lst) if _loose_key(r) == lk), -1)
+    if k >= 0:
+        return k
+    am = a.metadata
+    if am is not None:
+        want = (am.op_name, am.stack_frame_id)
+        k = next((j for j, r in enumerate(lst) if _inlined_metadata(prev, r) == want), -1)
+    return k if k >= 0 else 0
 
 
 def _replacement(prev: _Snap, cur: _Snap, name: str, p2c: dict[str, str]) -> str | None:

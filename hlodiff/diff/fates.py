@@ -13,6 +13,13 @@ _SIDE_EFFECTS = {"send", "send-done", "outfeed", "infeed", "recv", "recv-done",
                  "custom-call", "all-reduce", "after-all"}
 # constant folding leaves these alone (they would only make big literals)
 _NOT_FOLDED = {"parameter", "constant", "iota", "broadcast", "reshape", "tuple"}
+# control flow and tuple plumbing: loop passes and copy insertion rebuild these freely
+_PLUMBING = {"tuple", "get-tuple-element", "while", "conditional", "call", "parameter",
+             "constant", "copy", "bitcast", "custom-call"}
+_ELEMENTWISE = {"negate", "abs", "exponential", "log", "sqrt", "rsqrt", "tanh", "sine",
+                "cosine", "convert", "not", "sign", "floor", "ceil", "logistic", "add",
+                "subtract", "multiply", "divide", "maximum", "minimum", "select", "compare",
+                "and", "or", "power"}
 _LAYOUT_LIKE = {"reshape", "transpose", "copy", "bitcast", "bitcast-convert"}
 
 
@@ -108,6 +115,14 @@ _NO_CSE = {"parameter", "rng", "rng-bit-generator", "custom-call", "infeed", "re
            "outfeed", "after-all", "while", "conditional", "call", "all-reduce"}
 
 
+def _call_result(nodes: list[Node], n: Node) -> bool:
+    """A call, or a get-tuple-element of a call's result tuple."""
+    if n.opcode == "call":
+        return True
+    return n.opcode == "get-tuple-element" and bool(n.raw_operands) and \
+        nodes[n.raw_operands[0]].opcode == "call"
+
+
 class FateBuilder:
     def __init__(self, m: Matching):
         self.m = m
@@ -118,6 +133,9 @@ class FateBuilder:
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
         self.survivor = cse_survivors(m)
+        self.after_names: set[str] | None = None
+        self._sf_cache: dict[int, InstructionFate] = {}
+        self._tu: dict[int, list[int]] | None = None
         self.untraced = self._untraced()
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
@@ -143,11 +161,13 @@ class FateBuilder:
                 if n.alias < 0:
                     continue
                 bound = nodes[n.alias]
-                if sites.get(n.comp, 0) > 1 or bound.opcode == "call" or out[bound.idx] \
+                if sites.get(n.comp, 0) > 1 or _call_result(nodes, bound) or out[bound.idx] \
                         or (bound.opcode == "parameter" and bound.site is not None):
                     out[n.idx] = 1
                 continue
-            if any(out[o] for o in n.raw_operands):
+            if any(out[o] or nodes[o].opcode == "call" for o in n.raw_operands):
+                # reads a nested call's result: both are inlined in the same pass, and
+                # the copy is rebuilt on the inlined callee's root
                 out[n.idx] = 1
         return out
 
@@ -311,8 +331,23 @@ class FateBuilder:
             return f
         s = self.survivor.get(b.idx)
         if s is not None:
-            f.fate = "merged"
             sb = B.nodes[s]
+            sf = self._survivor_fate(sb)
+            if sf.fate in ("rewritten", "folded") and b.opcode != "constant":
+                # (constants: an open survivor constant reads "rewritten" too easily)
+                # algsimp and constant folding run before CSE: each identical copy is
+                # rewritten (folded) on its own, and CSE only meets the results
+                f.fate = sf.fate
+                f.into = sb.name
+                y = m.b2a[b.idx]
+                if y >= 0:
+                    self._set_after(f, A.nodes[y])
+                elif sf.after:
+                    f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
+                f.reason = (f"identical to {sb.name}, which was {sf.fate} before CSE could "
+                            f"merge them: {sf.reason}")
+                return f
+            f.fate = "merged"
             f.into = sb.name
             ys = m.b2a[s]
             if ys < 0:
@@ -327,7 +362,17 @@ class FateBuilder:
             self._set_after(f, a)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
-            if a.opcode == b.opcode and a.dims != b.dims and not changed_attrs:
+            moved = a.opcode == b.opcode and a.dims != b.dims and b.opcode in _ELEMENTWISE \
+                and not b.inst.shape.is_tuple and not a.inst.shape.is_tuple \
+                and b.inst.shape.num_elements != a.inst.shape.num_elements
+            if moved:
+                # not the same values on a reshaped operand: algsimp moved the operation
+                # across a reduce or broadcast (reduce(neg(x)) -> neg(reduce(x))) with a new
+                # instruction; the original lost its users and DCE deleted it
+                f.fate = "removed"
+                f.reason = (f"{b.opcode} moved across a reduce/broadcast by algebraic "
+                            f"simplification ({b.dims} -> {a.dims}); the original became dead")
+            elif a.opcode == b.opcode and a.dims != b.dims and not changed_attrs:
                 # same operation on a reshaped value: reshape-mover/algsimp rebuilt it
                 f.fate = "rewritten"
                 f.reason = f"{b.opcode} rebuilt on reshaped operands ({b.dims} -> {a.dims})"
@@ -346,6 +391,10 @@ class FateBuilder:
             elif a.fusion >= 0:
                 f.fate = "fused"
                 f.reason = f"computed inside {f.fusion_kind} fusion"
+            elif self._recreated(b, a):
+                f.fate = "rewritten"
+                f.reason = (f"{b.opcode} re-created as {a.name} (a pass rebuilt it, e.g. "
+                            "algsimp folding operand transposes/reshapes into it)")
             else:
                 f.fate = "kept"
                 f.reason = "unchanged" if b.dims == a.dims else f"shape {b.dims} -> {a.dims}"
@@ -354,6 +403,10 @@ class FateBuilder:
                     f.reason = f"layout {lb} -> {la}"
             return f
         if not self.live[b.idx]:
+            if b.opcode == "tuple" and any(self.live[u] for u in self._tuple_users().get(b.idx, ())):
+                # its elements are read through get-tuple-elements: algsimp forwards them
+                f.fate, f.reason = "rewritten", "tuple plumbing simplified away (get-tuple-element forwarded)"
+                return f
             f.fate, f.reason = "removed", "dead: nothing it computes reaches an output"
             return f
         if self.fold_b[b.idx] and b.opcode not in _NOT_FOLDED:
@@ -374,6 +427,47 @@ class FateBuilder:
             if r is not None:
                 f.reason += f"; its effect is now in {r.name}"
         return f
+
+    def _tuple_users(self) -> dict[int, list[int]]:
+        """tuple node -> the get-tuple-elements reading it (before aliasing)."""
+        if self._tu is None:
+            nodes = self.B.nodes
+            self._tu = {}
+            for n in nodes:
+                if n.opcode == "get-tuple-element" and n.raw_operands:
+                    t = self.B.resolve(n.raw_operands[0])  # through call -> callee root
+                    if nodes[t].opcode == "tuple":
+                        self._tu.setdefault(t, []).append(n.idx)
+        return self._tu
+
+    def _survivor_fate(self, sb: Node) -> InstructionFate:
+        c = self._sf_cache.get(sb.idx)
+        if c is None:
+            c = self._sf_cache[sb.idx] = self.fate(sb)
+        return c
+
+    def _recreated(self, b: Node, a: Node) -> bool:
+        """A top-level instruction XLA kept keeps its name (names are unique and never
+        reused; only call-inliner renames, and loop passes clone whole bodies). A compute
+        instruction outside inlined calls and rebuilt loops that lives on under another
+        name, while its own name is gone from the module, was re-created by a pass. A
+        get-tuple-element of a tuple producer that became another opcode (topk -> TopK
+        custom-call) is a projection of the new instruction: re-created with it."""
+        if b.site is not None or a.fusion >= 0 or a.name == b.name:
+            return False
+        if b.opcode == "get-tuple-element":
+            if not b.raw_operands:
+                return False
+            t = self.B.nodes[self.B.resolve(b.raw_operands[0])]
+            y = self.m.b2a[t.idx]
+            return t.opcode not in _PLUMBING and y >= 0 and \
+                self.A.nodes[y].opcode != t.opcode
+        if b.opcode in _PLUMBING or b.opcode in _NOT_FOLDED:
+            return False
+        if self.after_names is None:
+            self.after_names = {i.name for c in self.A.module.computations
+                                for i in c.instructions}
+        return b.name not in self.after_names
 
     def _set_after(self, f: InstructionFate, a: Node) -> None:
         f.after = a.name

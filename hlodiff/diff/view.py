@@ -189,10 +189,15 @@ def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str
         raw = [local[o] for o in inst.operands if o in local]
         n.raw_operands = raw
         op = inst.opcode
-        if op == "call" and expand_calls and inst.calls and depth < 50:
+        if op == "call" and inst.calls and depth < 50 and (
+                expand_calls or (not is_before and fusion < 0)):
+            # before: the call inliner's work, done ahead. After: calls that survive
+            # optimization (XLA:CPU's small-while-loop hoisting wraps a while in a call)
+            # are transparent wrappers; their bodies hold top-level code.
             callee = module.by_name.get(inst.calls[0])
             if callee is not None:
-                sub = _instantiate(view, callee, prefix=n.op_name, site=inst.name,
+                sub = _instantiate(view, callee, prefix=n.op_name if expand_calls else None,
+                                   site=inst.name if expand_calls else None,
                                    param_alias=raw, home=home, fusion=fusion,
                                    expand_calls=expand_calls, depth=depth + 1,
                                    site_src=n.src, ctx=n.ctx)
