@@ -232,3 +232,49 @@ def test_cli_subprocess():
                        text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["summary"]["fused"] == 26
+
+
+_CSE_BEFORE = '''HloModule jit_cse_first, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+ENTRY %main.1 (x.1: f32[4]) -> f32[4] {
+  %x.1 = f32[4]{0} parameter(0)
+  %c.1 = f32[] constant(2)
+  %b.1 = f32[4]{0} broadcast(%c.1), dimensions={}
+  %m.1 = f32[4]{0} multiply(%x.1, %b.1)
+  %c.2 = f32[] constant(2)
+  %b.2 = f32[4]{0} broadcast(%c.2), dimensions={}
+  %a.1 = f32[4]{0} add(%m.1, %b.2)
+  ROOT %n.1 = f32[4]{0} negate(%a.1)
+}
+'''
+
+_CSE_AFTER = '''HloModule jit_cse_first, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+%fused_computation (param_0.1: f32[4]) -> f32[4] {
+  %param_0.1 = f32[4]{0} parameter(0)
+  %constant.1 = f32[] constant(2)
+  %broadcast.1 = f32[4]{0} broadcast(%constant.1), dimensions={}
+  %m.2 = f32[4]{0} multiply(%param_0.1, %broadcast.1)
+  %a.2 = f32[4]{0} add(%m.2, %broadcast.1)
+  ROOT %n.2 = f32[4]{0} negate(%a.2)
+}
+
+ENTRY %main.2 (x.1: f32[4]) -> f32[4] {
+  %x.1 = f32[4]{0} parameter(0)
+  ROOT %negate_add_fusion = f32[4]{0} fusion(%x.1), kind=kLoop, calls=%fused_computation
+}
+'''
+
+
+def test_cse_keeps_first_copy_in_instruction_order(tmp_path):
+    """XLA's CSE keeps the first of identical instructions in the computation's order; the
+    single after instruction belongs to that survivor whichever copy the matcher paired."""
+    (tmp_path / "b.txt").write_text(_CSE_BEFORE)
+    (tmp_path / "a.txt").write_text(_CSE_AFTER)
+    r = diff_files(tmp_path / "b.txt", tmp_path / "a.txt")
+    got = {f.before: f for f in r.instructions}
+    for kept in ("c.1", "b.1"):
+        assert got[kept].fate == "fused", got[kept]
+        assert got[kept].fusion == "negate_add_fusion"
+    assert got["c.2"].fate == "merged" and got["c.2"].into == "c.1"
+    assert got["b.2"].fate == "merged" and got["b.2"].into == "b.1"

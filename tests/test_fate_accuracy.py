@@ -123,13 +123,7 @@ def _report(program, agree, total, disagreements, skipped, table, missing) -> st
 # Programs still below the threshold, with the measured agreement and why (see
 # ``python tests/test_fate_accuracy.py`` for every disagreement). strict: an improvement
 # that lifts one over the threshold makes the xfail fail, so the mark gets removed.
-KNOWN_GAPS = {
-    "transformer_block": "276/296 = 93.2% — CSE survivor choice among identical broadcasts "
-                         "(XLA keeps the first, the engine the matched one), constants left "
-                         "open by the matcher reported 'rewritten' instead of fused/folded, "
-                         "and a few bias-gradient reduces fused by dot-library-rewriter "
-                         "that stay unmatched",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _param(program: str):

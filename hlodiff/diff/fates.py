@@ -73,8 +73,8 @@ def live_nodes(view: View) -> bytearray:
 
 def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> dict[int, int]:
     """Before node -> the node CSE keeps in its place (same exact-subgraph fingerprint in the
-    same computation once calls are inlined). Survivors prefer matched, then non-inlined,
-    then earlier nodes."""
+    same computation once calls are inlined). A copy still there under its own name
+    survived; otherwise the first in instruction order (non-inlined before inlined)."""
     B = m.before
     groups: dict[tuple, list[int]] = {}
     for n in B.nodes:
@@ -91,11 +91,9 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> d
                 if i != named[0]:
                     out[i] = named[0]
             continue
+        # CSE walks the computation in instruction order and keeps the first of each
+        # identical set (whichever copy the matcher happened to pair)
         keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
-        if m.b2a[keep] < 0:
-            matched = [i for i in g if m.b2a[i] >= 0]
-            if matched and nodes[keep].opcode != "constant":
-                keep = matched[0]
         for i in g:
             if i != keep:
                 out[i] = keep
@@ -141,6 +139,18 @@ class FateBuilder:
         gone = self._vanished()
         if gone:
             self.survivor = cse_survivors(m, gone)
+        self.borrowed = self._borrowed()
+
+    def _borrowed(self) -> dict[int, int]:
+        """CSE survivor the matcher left open -> the after partner of a copy merged into it.
+        Identical copies are interchangeable: the matcher may pair any of them with the one
+        instruction left after CSE, but that instruction is the survivor's."""
+        b2a = self.m.b2a
+        out: dict[int, int] = {}
+        for c, keep in self.survivor.items():  # copies in instruction order
+            if b2a[keep] < 0 and b2a[c] >= 0 and keep not in out:
+                out[keep] = b2a[c]
+        return out
 
     def _untraced(self) -> bytearray:
         """1 for instructions of inlined callees that have no one-to-one counterpart after
@@ -333,8 +343,7 @@ class FateBuilder:
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
-            if sf.fate in ("rewritten", "folded") and b.opcode != "constant":
-                # (constants: an open survivor constant reads "rewritten" too easily)
+            if sf.fate in ("rewritten", "folded"):
                 # algsimp and constant folding run before CSE: each identical copy is
                 # rewritten (folded) on its own, and CSE only meets the results
                 f.fate = sf.fate
@@ -357,6 +366,8 @@ class FateBuilder:
             f.reason = f"identical to {sb.name} (CSE)"
             return f
         y = m.b2a[b.idx]
+        if y < 0:
+            y = self.borrowed.get(b.idx, -1)
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
