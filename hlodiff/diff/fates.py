@@ -21,6 +21,19 @@ _ELEMENTWISE = {"negate", "abs", "exponential", "log", "sqrt", "rsqrt", "tanh", 
                 "subtract", "multiply", "divide", "maximum", "minimum", "select", "compare",
                 "and", "or", "power"}
 _LAYOUT_LIKE = {"reshape", "transpose", "copy", "bitcast", "bitcast-convert"}
+# narrow floating types a backend may not compute in: float normalization upcasts the
+# instruction itself (its output type changes in place; converts are added around it)
+_NARROW_FLOATS = ("bf16[", "f16[", "f8e4m3fn[", "f8e5m2[")
+
+
+def _upcast_only(bd: str, ad: str) -> bool:
+    """b's shape and a's differ only in a narrow float type that became f32."""
+    if not ad.startswith("f32["):
+        return False
+    for t in _NARROW_FLOATS:
+        if bd.startswith(t):
+            return bd[len(t) - 1:] == ad[3:]
+    return False
 
 
 def constant_valued(view: View, iota: bool = True) -> bytearray:
@@ -140,6 +153,50 @@ class FateBuilder:
         if gone:
             self.survivor = cse_survivors(m, gone)
         self.borrowed = self._borrowed()
+        self.upcast = self._upcast()
+
+    def _upcast(self) -> bytearray:
+        """1 for matched compute instructions whose narrow float type (bf16, f16) became
+        f32: the backend's float normalization computes them in f32, in place."""
+        B, A, b2a = self.B, self.A, self.m.b2a
+        out = bytearray(len(B.nodes))
+        for n in B.nodes:
+            y = b2a[n.idx]
+            if y >= 0 and n.opcode not in _NOT_FOLDED and n.opcode != "convert" \
+                    and _upcast_only(n.dims, A.nodes[y].dims):
+                out[n.idx] = 1
+        return out
+
+    def _normalized(self, b: Node) -> str | None:
+        """Why float normalization, not a later pass, took b out (None if it did not)."""
+        B, A, m = self.B, self.A, self.m
+        if b.opcode in ("constant", "broadcast"):
+            y = m.b2a[b.idx]
+            if y >= 0 and _upcast_only(b.dims, A.nodes[y].dims):
+                # narrow constants are not upcast in place: their users read a convert of
+                # them, which constant folding (or algsimp, for broadcasts) replaces
+                if b.opcode == "constant":
+                    return "folded"
+                return "removed"
+            return None
+        if b.opcode != "convert" or not b.operands or not b.dims.startswith("f32["):
+            return None
+        o = B.nodes[b.operands[0]]
+        x = o
+        for _ in range(4):  # through reshapes / unit reduces algsimp took away
+            if self.upcast[x.idx] or m.b2a[x.idx] >= 0 or not x.operands or \
+                    x.opcode not in ("reshape", "reduce", "bitcast", "copy", "transpose"):
+                break
+            x = B.nodes[x.operands[0]]
+        if self.upcast[x.idx]:
+            return "rewritten"  # its operand is computed in f32 now: a no-op convert
+        if not any(self.upcast) or not _upcast_only(o.dims, b.dims):
+            return None
+        for u in o.users:
+            if u < b.idx and B.nodes[u].opcode != "convert":
+                # normalization converted o for an earlier user first; CSE kept that one
+                return "merged"
+        return None
 
     def _borrowed(self) -> dict[int, int]:
         """CSE survivor the matcher left open -> the after partner of a copy merged into it.
@@ -235,9 +292,14 @@ class FateBuilder:
             i = n.idx
             if n.alias >= 0 or m.b2a[i] >= 0 or not live[i] or n.opcode == "parameter":
                 continue
-            if fold[i] and n.opcode not in _NOT_FOLDED:
+            if fold[i] and (n.opcode not in _NOT_FOLDED or self._folds_reshape(n)):
                 continue  # folded, not simplified
             if cv[i] and not fold[i]:
+                k = surv.get(i)
+                if k is not None and m.b2a[k] >= 0 and \
+                        self.A.nodes[m.b2a[k]].opcode == B.nodes[k].opcode:
+                    # an identical copy lives on unchanged: CSE merged this one into it
+                    continue
                 # index arithmetic on iotas: algsimp rewrites it (before CSE runs)
                 gone.add(i)
                 out.add(i)
@@ -248,6 +310,14 @@ class FateBuilder:
             elif i not in surv:
                 gone.add(i)
         return out
+
+    def _folds_reshape(self, n: Node) -> bool:
+        """A reshape of a constant, or of a value constant folding evaluates, is folded
+        with it (a reshape of a reshape is merged into one by algsimp first)."""
+        if n.opcode != "reshape" or not n.operands:
+            return False
+        o = self.B.nodes[n.operands[0]]
+        return o.opcode == "constant" or (self.fold_b[o.idx] and o.opcode not in _NOT_FOLDED)
 
     def where(self, a: Node) -> tuple[str | None, str | None]:
         if a.fusion >= 0:
@@ -307,7 +377,8 @@ class FateBuilder:
         f = InstructionFate(before=b.name, computation=b.comp, fate="removed",
                             opcode=b.opcode, op_name=b.op_name,
                             source=B.location(b), call_site=b.site)
-        if self.untraced[b.idx] and b.opcode not in ("parameter", "call"):
+        if self.untraced[b.idx] and b.opcode not in ("parameter", "call") and \
+                (self.live[b.idx] or b.opcode != "get-tuple-element"):
             f.fate = "inlined"
             f.reason = f"inlined from {b.comp} at call {b.site}; rebuilt on the inlined call's inputs"
             y = m.b2a[b.idx]
@@ -337,6 +408,21 @@ class FateBuilder:
             else:
                 f.reason = f"no-op {b.opcode} removed (algebraic simplification)"
             if y >= 0:
+                self._set_after(f, A.nodes[y])
+            return f
+        nf = self._normalized(b)
+        if nf is not None:
+            f.fate = nf
+            f.reason = {"folded": "narrow-float constant converted to f32 and folded "
+                                  "(float normalization)",
+                        "removed": "narrow-float broadcast replaced by a broadcast of the "
+                                   "converted value (float normalization); DCE deleted it",
+                        "rewritten": "no-op convert: its operand is computed in f32 after "
+                                     "float normalization",
+                        "merged": "identical to the convert float normalization inserted "
+                                  "for an earlier user (CSE)"}[nf]
+            y = m.b2a[b.idx]
+            if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
         s = self.survivor.get(b.idx)
@@ -371,9 +457,10 @@ class FateBuilder:
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
+            same_dims = a.dims == b.dims or _upcast_only(b.dims, a.dims)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
-            moved = a.opcode == b.opcode and a.dims != b.dims and b.opcode in _ELEMENTWISE \
+            moved = a.opcode == b.opcode and not same_dims and b.opcode in _ELEMENTWISE \
                 and not b.inst.shape.is_tuple and not a.inst.shape.is_tuple \
                 and b.inst.shape.num_elements != a.inst.shape.num_elements
             if moved:
@@ -383,7 +470,7 @@ class FateBuilder:
                 f.fate = "removed"
                 f.reason = (f"{b.opcode} moved across a reduce/broadcast by algebraic "
                             f"simplification ({b.dims} -> {a.dims}); the original became dead")
-            elif a.opcode == b.opcode and a.dims != b.dims and not changed_attrs:
+            elif a.opcode == b.opcode and not same_dims and not changed_attrs:
                 # same operation on a reshaped value: reshape-mover/algsimp rebuilt it
                 f.fate = "rewritten"
                 f.reason = f"{b.opcode} rebuilt on reshaped operands ({b.dims} -> {a.dims})"
@@ -420,7 +507,7 @@ class FateBuilder:
                 return f
             f.fate, f.reason = "removed", "dead: nothing it computes reaches an output"
             return f
-        if self.fold_b[b.idx] and b.opcode not in _NOT_FOLDED:
+        if self.fold_b[b.idx] and (b.opcode not in _NOT_FOLDED or self._folds_reshape(b)):
             f.fate = "folded"
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")

@@ -67,7 +67,7 @@ def _seed(m: Matching) -> None:
         if a is not None:
             m.pair(B.resolve(b), A.resolve(a), "parameter")
     rb, ra = B.resolve(B.entry_root), A.resolve(A.entry_root)
-    if B.nodes[rb].opcode == A.nodes[ra].opcode and B.nodes[rb].dims == A.nodes[ra].dims:
+    if B.nodes[rb].opcode == A.nodes[ra].opcode and B.nodes[rb].mdims == A.nodes[ra].mdims:
         m.pair(rb, ra, "root")
 
 
@@ -121,7 +121,7 @@ def _meta_key(n: Node):
         return None
     if n.opcode == "parameter":
         return None
-    return (n.opcode, n.dims, n.op_name, n.src)
+    return (n.opcode, n.mdims, n.op_name, n.src)
 
 
 def _fp_key(n: Node):
@@ -130,7 +130,7 @@ def _fp_key(n: Node):
 
 def _compatible(b: Node, a: Node) -> bool:
     """Same opcode and shape, no contradicting source frame, equal constant literals."""
-    if b.opcode != a.opcode or b.dims != a.dims:
+    if b.opcode != a.opcode or b.mdims != a.mdims:
         return False
     if b.src is not None and a.src is not None and b.src != a.src:
         return False
@@ -175,12 +175,12 @@ def _propagate(m: Matching) -> int:
             if len(open_a) > 16:  # high fan-out: bucket instead of scanning per user
                 groups = defaultdict(list)
                 for y in open_a:
-                    groups[(An[y].opcode, An[y].dims)].append(y)
+                    groups[(An[y].opcode, An[y].mdims)].append(y)
             for x in bu:
                 if b2a[x] >= 0:
                     continue
                 bx = Bn[x]
-                pool = open_a if groups is None else groups.get((bx.opcode, bx.dims), ())
+                pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
                 cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])]
                 if len(cand) > 1:
                     c2 = [y for y in cand if An[y].op_name == bx.op_name]
@@ -259,12 +259,12 @@ def _similarity(m: Matching) -> int:
     bucket: dict = defaultdict(list)
     for n in _live(An):
         if m.a2b[n.idx] < 0 and n.opcode != "parameter":
-            bucket[(n.opcode, n.dims, n.op_name)].append(n.idx)
+            bucket[(n.opcode, n.mdims, n.op_name)].append(n.idx)
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.opcode == "parameter":
             continue
-        cands = bucket.get((b.opcode, b.dims, b.op_name))
+        cands = bucket.get((b.opcode, b.mdims, b.op_name))
         if not cands:
             continue
         best, best_s, seen = -1, 0, 0
@@ -304,7 +304,7 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
             continue
         best, best_s = cands[0], -1
         for y in cands[:_SCAN_CAP]:
-            s = _score(m, b, An[y]) + (1 if An[y].dims == b.dims else 0)
+            s = _score(m, b, An[y]) + (1 if An[y].mdims == b.mdims else 0)
             if s > best_s:
                 best, best_s = y, s
         if m.pair(b.idx, best, "rewrite"):
@@ -333,8 +333,11 @@ def _duplicates(m: Matching) -> int:
     c = 0
     for k, al in ab.items():
         bl = bb[k]
-        if len(bl) != 1 or len(al) < 2 or any(An[y].fusion < 0 for y in al):
+        if len(al) < 2 or any(An[y].fusion < 0 for y in al):
             continue
+        if len(bl) != 1 and any(Bn[x].fp != Bn[bl[0]].fp for x in bl):
+            continue
+        # several identical copies before (CSE keeps the first): pair the first
         b = Bn[bl[0]]
         best = max(al[:_SCAN_CAP], key=lambda y: _score(m, b, An[y]))
         c += m.pair(b.idx, best, "duplicate")

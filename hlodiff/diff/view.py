@@ -15,6 +15,8 @@ are *transparent*: they exist (they get a fate) but are skipped by the structure
 
 from __future__ import annotations
 
+import re
+
 from ..model import Computation, Instruction, Module
 
 # Opcodes whose to_apply/called computations belong to the instruction (not expanded).
@@ -27,10 +29,21 @@ _ATTR_KEYS = ("direction", "slice", "lhs_contracting_dims", "rhs_contracting_dim
               "mantissa_bits")
 
 
+_NARROW_RE = re.compile(r"\b(?:bf16|f16)\[")
+_MDIMS: dict[str, str] = {}
+
+
+def _match_dims(dims: str) -> str:
+    d = _MDIMS.get(dims)
+    if d is None:
+        d = _MDIMS[dims] = _NARROW_RE.sub("f32[", dims) if "16[" in dims else dims
+    return d
+
+
 class Node:
     __slots__ = ("idx", "inst", "comp", "opcode", "dims", "op_name", "src", "operands",
                  "raw_operands", "users", "home", "fusion", "alias", "site", "fp", "sig",
-                 "top", "ctx")
+                 "top", "ctx", "mdims")
 
     def __init__(self, idx, inst, comp, op_name, src, home, fusion, site, dims):
         self.idx = idx
@@ -38,6 +51,10 @@ class Node:
         self.comp: str = comp
         self.opcode: str = inst.opcode
         self.dims: str = dims
+        # the shape as the matchers compare it: float normalization computes narrow float
+        # types (bf16, f16) in f32 on backends without native support, changing the
+        # instruction's type in place; identity does not depend on it
+        self.mdims: str = _match_dims(dims)
         self.op_name: str | None = op_name
         self.src = src
         self.operands: list[int] = []
