@@ -3,6 +3,7 @@ build the typed model while parsing (no parse tree is built: it would double the
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from importlib import resources
@@ -675,25 +676,31 @@ class _Driver:
             self.actions[state] = row
 
     def run(self, tokens, text: str, ctx: "_Context | None" = None):
-        """Parse the token stream; ``ctx.prev_end`` follows the token before the lookahead."""
+        """Parse the token stream; ``ctx.prev_end`` follows the token before the lookahead.
+
+        The stream is followed by Lark's ``$END``; the parse is accepted when a reduction on
+        ``$END`` reaches the end state.
+        """
         if ctx is None:
             ctx = _Context(text)
         actions = self.actions
+        end_state = self.end_state
         states = [self.start_state]
         values: list = []
         push_state = states.append
         push_value = values.append
-        tok = None
         last_end = 0
-        for tok in tokens:
+        end = Token("$END", "", len(text), end_pos=len(text))
+        for tok in itertools.chain(tokens, (end,)):
             ctx.prev_end = last_end
             last_end = tok.end_pos
             ttype = tok.type
             while True:
                 act = actions[states[-1]].get(ttype)
                 if act is None:
-                    raise UnexpectedToken(tok, {k for k in actions[states[-1]] if k.isupper() or k.startswith("_")})
-                if act[0]:
+                    raise UnexpectedToken(tok, {k for k in actions[states[-1]]
+                                                if k.isupper() or k.startswith("_")})
+                if act[0]:  # shift ($END never is)
                     push_state(act[1])
                     push_value(tok)
                     break
@@ -704,28 +711,13 @@ class _Driver:
                     del values[-size:]
                 else:
                     args = []
-                push_value(act[2](args))
-                push_state(actions[states[-1]][act[3]][1])
-        end = Token("$END", "", len(text), end_pos=len(text))
-        while True:
-            act = actions[states[-1]].get("$END")
-            if act is None:
-                raise UnexpectedToken(end, {k for k in actions[states[-1]] if k.isupper() or k.startswith("_")})
-            if act[0]:  # pragma: no cover - $END is never shifted
-                raise UnexpectedToken(end, set())
-            size = act[1]
-            if size:
-                args = values[-size:]
-                del states[-size:]
-                del values[-size:]
-            else:
-                args = []
-            value = act[2](args)
-            goto = actions[states[-1]][act[3]][1]
-            if goto == self.end_state:
-                return value
-            push_value(value)
-            push_state(goto)
+                value = act[2](args)
+                goto = actions[states[-1]][act[3]][1]
+                if goto == end_state and ttype == "$END":
+                    return value
+                push_value(value)
+                push_state(goto)
+        raise AssertionError("unreachable: $END either reduces to the end state or is an error")
 
 
 _driver_instance: _Driver | None = None
