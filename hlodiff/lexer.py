@@ -61,8 +61,15 @@ _NAN_PAYLOAD = re.compile(r"\(0x[0-9a-fA-F]+\)")
 _WS = re.compile(r"(?:[ \t\r\n]+|/\*.*?\*/|//[^\r\n]*)*", re.DOTALL)
 
 
+# possessive (*+, ++): no backtracking, so a blob with nested braces fails in linear time
+_FLAT_BLOB = re.compile(r'\{(?:[^{}"]++|"(?:[^"\\]|\\.)*+")*+\}', re.DOTALL)
+
+
 def _scan_blob(text: str, pos: int) -> int:
     """End of the balanced ``{...}`` starting at ``pos``; braces in "strings" do not count."""
+    flat = _FLAT_BLOB.match(text, pos)  # the common case: no nested braces, one regex
+    if flat is not None:
+        return flat.end()
     depth = 0
     i = pos
     search = _BRACE_OR_QUOTE.search
