@@ -278,3 +278,16 @@ def test_cse_keeps_first_copy_in_instruction_order(tmp_path):
         assert got[kept].fusion == "negate_add_fusion"
     assert got["c.2"].fate == "merged" and got["c.2"].into == "c.1"
     assert got["b.2"].fate == "merged" and got["b.2"].into == "b.1"
+
+
+def test_divisor_rebuilt_as_reciprocal_and_reshape_chains_collapse():
+    """attention: softmax's x / broadcast(sum) became x * broadcast(1 / sum) (algsimp builds
+    the reciprocal and a new broadcast, the pass dumps show div.6 rewritten@algsimp); the
+    reshape(reshape(sum)) chain in front of it is a no-op algsimp deletes."""
+    r = diff_files(*pair("attention"))
+    got = {f.before: f.fate for f in r.instructions}
+    assert got["div.6"] == "rewritten"  # the divisor broadcast
+    assert got["div.7"] == "rewritten"  # divide -> multiply
+    assert got["div.5"] == "rewritten" and got["broadcast_in_dim.3"] == "rewritten"
+    assert got["sub.6"] == "fused"  # a broadcast that is no divisor lives on
+    assert got["reduce_sum.7"] == "fused"

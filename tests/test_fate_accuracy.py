@@ -123,18 +123,7 @@ def _report(program, agree, total, disagreements, skipped, table, missing) -> st
 # Programs still below the threshold, with the measured agreement and why (see
 # ``python tests/test_fate_accuracy.py`` for every disagreement). strict: an improvement
 # that lifts one over the threshold makes the xfail fail, so the mark gets removed.
-KNOWN_GAPS: dict[str, str] = {
-    # measured 256/273 = 93.8% (17 disagreements). Reasons: the inlined jax.random
-    # threefry/uniform helpers produce constant and iota index arithmetic that algsimp
-    # rewrites before CSE/DCE see it, so the oracle splits one rewrite into
-    # rewritten@algsimp (outer expression) / removed@dce (its dead inner iota products) /
-    # folded (reshapes of inlined constant arguments) where the engine, seeing only the
-    # two ends, reports most as rewritten/merged/fused; plus the while-loop condition of
-    # the threefry loop (simplify-while-loops rewrote lt.1, engine: fused) and two
-    # reduces algsimp rebuilt before fusion (oracle fused, engine rewritten).
-    "dropout_step": "93.8% (256/273) < 95%: threefry/uniform iota index arithmetic "
-                    "rewritten vs removed vs folded; see comment above",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _param(program: str):

@@ -20,10 +20,16 @@ _ELEMENTWISE = {"negate", "abs", "exponential", "log", "sqrt", "rsqrt", "tanh", 
                 "cosine", "convert", "not", "sign", "floor", "ceil", "logistic", "add",
                 "subtract", "multiply", "divide", "maximum", "minimum", "select", "compare",
                 "and", "or", "power"}
+# divisors algsimp replaces by a reciprocal when their divide becomes a multiply
+_RECIPROCAL_OF = {"broadcast", "power", "exponential"}
 _LAYOUT_LIKE = {"reshape", "transpose", "copy", "bitcast", "bitcast-convert"}
 # narrow floating types a backend may not compute in: float normalization upcasts the
 # instruction itself (its output type changes in place; converts are added around it)
 _NARROW_FLOATS = ("bf16[", "f16[", "f8e4m3fn[", "f8e5m2[")
+
+
+# after opcodes that carry an existing value on (not a new computation)
+_NOT_NEW_VALUE = _LAYOUT_LIKE | _NOT_FOLDED | _PLUMBING | {"fusion", "convert"}
 
 
 def _upcast_only(bd: str, ad: str) -> bool:
@@ -81,6 +87,19 @@ def live_nodes(view: View) -> bytearray:
     for n in nodes:
         if n.alias >= 0:
             live[n.idx] = live[view.resolve(n.idx)]
+    for n in nodes:
+        # a no-op chain of reshapes (aliased to where it started): algsimp takes the links
+        # inside it away with it, they were not dead
+        if n.alias >= 0 and live[n.idx] and n.raw_operands and n.opcode not in ("call", "parameter"):
+            x, end = n.raw_operands[0], view.resolve(n.idx)
+            for _ in range(8):
+                if x == end or live[x]:
+                    break
+                live[x] = 1
+                xn = nodes[x]
+                if not xn.raw_operands:
+                    break
+                x = xn.raw_operands[0]
     return live
 
 
@@ -143,7 +162,8 @@ class FateBuilder:
         self.fold_b = constant_valued(self.B, iota=False)
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
-        self.survivor = cse_survivors(m)
+        self.recip = self._reciprocals()
+        self.survivor = cse_survivors(m, self.recip)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
@@ -151,7 +171,7 @@ class FateBuilder:
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         if gone:
-            self.survivor = cse_survivors(m, gone)
+            self.survivor = cse_survivors(m, gone | self.recip)
         self.borrowed = self._borrowed()
         self.upcast = self._upcast()
 
@@ -410,6 +430,14 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        if b.idx in self.recip:
+            f.fate = "rewritten"
+            f.reason = ("divisor rebuilt as a reciprocal: algebraic simplification turned "
+                        "x / f(y) into x * f'(y) (e.g. x / broadcast(y) -> x * broadcast(1/y))")
+            y = m.b2a[b.idx]
+            if y >= 0:
+                self._set_after(f, A.nodes[y])
+            return f
         nf = self._normalized(b)
         if nf is not None:
             f.fate = nf
@@ -566,6 +594,50 @@ class FateBuilder:
             self.after_names = {i.name for c in self.A.module.computations
                                 for i in c.instructions}
         return b.name not in self.after_names
+
+    def _reciprocals(self) -> set[int]:
+        """Divisors algsimp rebuilt as reciprocals. It turns a division by a broadcast,
+        power or exponential into a multiplication by a reciprocal it builds from scratch
+        (x / broadcast(y) -> x * broadcast(1 / y), x / pow(y, c) -> x * pow(y, -c),
+        x / exp(y) -> x * exp(-y)): the divisor died with the divide in the same pass
+        (so CSE never met it), and whatever looks like it afterwards is a new instruction
+        over the new value. Evidence: every user divides by it and became a multiply;
+        where a divide has no counterpart left, b's own partner must read a new value
+        (an after instruction with no before counterpart that is not a layout op).
+        Constants read only by such divisors go with them."""
+        B, A, m = self.B, self.A, self.m
+        nodes = B.nodes
+        out: set[int] = set()
+        for b in nodes:
+            if b.alias >= 0 or not b.users or b.opcode not in _RECIPROCAL_OF:
+                continue
+            all_mul = True
+            ok = True
+            for u in b.users:
+                un = nodes[u]
+                y = m.b2a[u]
+                if un.opcode != "divide" or len(un.operands) != 2 or \
+                        un.operands[1] != b.idx or un.operands[0] == b.idx or \
+                        (y >= 0 and A.nodes[y].opcode != "multiply"):
+                    ok = False
+                    break
+                if y < 0:
+                    all_mul = False
+            if not ok:
+                continue
+            if not all_mul:
+                y = m.b2a[b.idx]
+                if y < 0 or not any(
+                        m.a2b[o] < 0 and A.nodes[o].opcode not in _NOT_NEW_VALUE
+                        for o in A.nodes[y].operands):
+                    continue
+            out.add(b.idx)
+        for i in list(out):
+            for o in nodes[i].operands:
+                on = nodes[o]
+                if on.opcode == "constant" and all(u in out for u in on.users):
+                    out.add(o)
+        return out
 
     def _set_after(self, f: InstructionFate, a: Node) -> None:
         f.after = a.name

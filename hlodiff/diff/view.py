@@ -163,6 +163,40 @@ def _is_identity(n: Node, src: Node) -> bool:
     return True
 
 
+def _reshape_like(nodes: list[Node], n: Node) -> bool:
+    """A before instruction that only reshapes its operand: a reshape, a reduce
+    over dimensions of size 1, a broadcast that only adds dimensions of size 1. Algsimp
+    turns each into a reshape and merges chains of reshapes into one."""
+    op = n.opcode
+    if op == "reshape":
+        return True
+    if op not in ("reduce", "broadcast") or n.inst.shape.is_tuple or not n.raw_operands:
+        return False
+    if op == "reduce" and len(n.raw_operands) != 2:
+        return False
+    if op == "broadcast":
+        d = n.inst.dimensions
+        if d is None or list(d) != sorted(d):
+            return False  # a broadcast that permutes dimensions is a transpose
+    o = nodes[n.raw_operands[0]]
+    return not o.inst.shape.is_tuple and \
+        o.inst.shape.num_elements == n.inst.shape.num_elements
+
+
+def _reshape_source(view: "View", n: Node) -> int:
+    """The value a chain of reshape-like before instructions ending in n started from,
+    when it has n's exact type and dims (the chain is a no-op algsimp deletes), else -1."""
+    nodes = view.nodes
+    x = nodes[view.resolve(n.raw_operands[0])]
+    for _ in range(8):
+        if not _reshape_like(nodes, x) or not x.raw_operands:
+            return -1
+        x = nodes[view.resolve(x.raw_operands[0])]
+        if x.dims == n.dims:
+            return x.idx
+    return -1
+
+
 def _prefix(call_op: str | None, inner: str | None) -> str | None:
     if not call_op:
         return inner
@@ -231,6 +265,11 @@ def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str
         elif is_before and raw and op in _IDENTITY_OPS and _is_identity(n, nodes[raw[0]]):
             # algsimp deletes no-op reshapes/broadcasts/converts/transposes first thing
             n.alias = raw[0]
+        elif is_before and raw and _reshape_like(nodes, n) and \
+                (src := _reshape_source(view, n)) >= 0:
+            # reshape(reshape(x)) with x's shape, reduce(reshape(x)) over the unit
+            # dimensions the reshape added, ...: algsimp leaves x
+            n.alias = src
         elif op in _CONTROL:
             view.controls.append(n.idx)
     if fusion < 0 and home < 0:
