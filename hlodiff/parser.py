@@ -578,15 +578,14 @@ def _get_parser() -> Lark:
         import os
 
         from . import __version__
+        from .cache import cache_dir  # late: the cache module imports this one
 
         cache = None
         if not os.environ.get("HLODIFF_NO_CACHE"):
-            base = os.environ.get("HLODIFF_CACHE_DIR") or os.path.join(
-                os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-                "hlodiff")
             try:
-                os.makedirs(base, exist_ok=True)
-                cache = os.path.join(base, f"lalr-{__version__}.lark")
+                base = cache_dir()
+                base.mkdir(parents=True, exist_ok=True)
+                cache = str(base / f"lalr-{__version__}.lark")
             except OSError:
                 cache = None
         _parser = Lark(grammar_text(), parser="lalr", lexer=HloLexer, transformer=_builder,

@@ -8,6 +8,7 @@ each removed, added and decided, or the history of one instruction.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import click
 
@@ -55,7 +56,7 @@ def passes(directory: str, module_name: str | None, instruction: str | None, sho
             "passes": [{"index": s.index, "pipeline": s.pipeline, "pass": s.name,
                         "kind": s.kind, "removed": s.num_removed, "added": s.num_added,
                         "renamed": len(s.renamed),
-                        "decided": dict(_count(s.fates.values())),
+                        "decided": dict(Counter(s.fates.values())),
                         "file": str(s.path)} for s in steps]}, indent=1))
         return
     from rich.console import Console
@@ -72,17 +73,11 @@ def passes(directory: str, module_name: str | None, instruction: str | None, sho
     t.add_column("decided for before-instructions", overflow="fold")
     for s in steps:
         t.add_row(f"{s.index:04d}", escape(f"{s.pipeline}/{s.name}"), str(s.num_removed),
-                  str(s.num_added), escape(_fates_text(_count(s.fates.values()))))
+                  str(s.num_added), escape(_fates_text(Counter(s.fates.values()))))
     console.print(t)
     console.print("fates of the before module: " + escape(_fates_text(trace.counts())))
     console.print("-: instructions the pass removed, +: added. "
                   "One instruction's story: --instruction NAME")
-
-
-def _count(values):
-    from collections import Counter
-
-    return Counter(values)
 
 
 def _instruction(trace, name: str, fmt: str) -> None:

@@ -8,16 +8,9 @@ import os
 import click
 
 from .clitools import handle_errors
+from .diff.report_text import _mb
 from .loader import find_dumps, load, resolve_dump_pair
 from .summary import ModuleSummary, summarize
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
 
 
 def _counts(counter, limit: int) -> str:
@@ -56,7 +49,7 @@ def render_summary(s: ModuleSummary, console) -> None:
         t.add_column("instruction", overflow="fold")
         t.add_column("shape", overflow="fold")
         for b, comp, name, shape in s.largest:
-            t.add_row(_size(b), escape(f"{name} ({comp})" if comp != s.entry else name),
+            t.add_row(_mb(b), escape(f"{name} ({comp})" if comp != s.entry else name),
                       escape(shape))
         console.print(t)
     if s.source_files:
@@ -112,7 +105,7 @@ def _show_directory(directory: str, fmt: str) -> None:
     t.add_column("files")
     for p in pairs[:25]:
         files = "+".join(k for k, f in (("before", p.before), ("after", p.after)) if f)
-        t.add_row(p.module_id, escape(p.name), _size(p.size), files)
+        t.add_row(p.module_id, escape(p.name), _mb(p.size), files)
     console = Console(highlight=False)
     console.print(t)
     if len(pairs) > 25:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .model import Computation, Instruction, Module
+from .model import Module
 
 # Called-computation roles, for telling what each computation is for.
 _ROLE_NAMES = {
@@ -102,7 +102,3 @@ def summarize(module: Module, top: int = 10) -> ModuleSummary:
     sizes.sort(key=lambda t: -t[0])
     s.largest = sizes[:top]
     return s
-
-
-def computation_of(module: Module, inst: Instruction) -> Computation:
-    return module.by_name[inst.computation]
