@@ -131,7 +131,7 @@ def test_subprocess_show_and_cache(tmp_path):
 
 
 def test_cache_is_keyed_by_content(tmp_path, monkeypatch):
-    from hlodiff.cache import cached_parse
+    from hlodiff.dumps.cache import cached_parse
 
     monkeypatch.setenv("HLODIFF_CACHE_DIR", str(tmp_path))
     _, after = fixture_pair("convnet_step")

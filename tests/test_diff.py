@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 import hlodiff
 from hlodiff.cli import main
-from hlodiff.diff import DiffResult, diff_files, diff_modules, render_html
+from hlodiff.diff import DiffResult, diff_files, diff_modules
+from hlodiff.report.html import render_html
 from hlodiff.diff.gates import GateError, check_gates, parse_gates
 
 ROOT = Path(__file__).resolve().parent.parent

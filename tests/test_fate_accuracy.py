@@ -1,7 +1,7 @@
 """Acceptance: the diff engine's fates agree with XLA's own pass-by-pass record.
 
 For every fixture program dumped with ``--xla_dump_hlo_pass_re=.*`` the oracle
-(``hlodiff.passes.trace``) says, for each instruction of the before module, which pass
+(``hlodiff.dumps.passes.trace``) says, for each instruction of the before module, which pass
 first took it out of the top level and what that pass does (fuse, CSE, constant-fold,
 rewrite, inline, delete). ``diff_modules(before, after)`` only sees the two ends; it must
 agree with the oracle on at least 95% of the instructions both classify.
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 import hlodiff
-from hlodiff.passes import find_before_file, find_pass_dumps, trace
+from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
 
 CPU = Path(__file__).resolve().parent.parent / "fixtures" / "cpu"
 THRESHOLD = 0.95

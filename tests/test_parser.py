@@ -8,7 +8,7 @@ import pytest
 
 import hlodiff
 from hlodiff import HloSyntaxError, parse
-from hlodiff.lexer import tokenize
+from hlodiff.hlo.lexer import tokenize
 
 
 def test_module_header_signature_and_model_fields():

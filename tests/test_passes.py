@@ -1,4 +1,4 @@
-"""hlodiff.passes on XLA's real pass-by-pass dumps (fixtures/cpu/mlp_step, fold_cse)."""
+"""hlodiff.dumps.passes on XLA's real pass-by-pass dumps (fixtures/cpu/mlp_step, fold_cse)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import hlodiff
 from hlodiff.errors import InputError
-from hlodiff.passes import (FATES, PassSnapshot, PassTrace, classify_pass, find_before_file,
+from hlodiff.dumps.passes import (FATES, PassSnapshot, PassTrace, classify_pass, find_before_file,
                             find_pass_dumps, parse_pass_filename, trace, trace_directory)
 
 CPU = Path(__file__).resolve().parent.parent / "fixtures" / "cpu"

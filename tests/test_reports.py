@@ -13,8 +13,9 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from hlodiff.cli import main
-from hlodiff.diff import diff_files, render_html
-from hlodiff.diff.report_text import render, render_plain
+from hlodiff.diff import diff_files
+from hlodiff.report.html import render_html
+from hlodiff.report.text import render, render_plain
 
 ROOT = Path(__file__).resolve().parent.parent
 CPU = ROOT / "fixtures" / "cpu"

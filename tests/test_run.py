@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from hlodiff.cli import main
 from hlodiff.errors import InputError
-from hlodiff.runbench import (RunConfig, RunError, child_env, find_step_dumps, hlo_summary,
+from hlodiff.jaxrun.runbench import (RunConfig, RunError, child_env, find_step_dumps, hlo_summary,
                               parse_hidden, stats_ms)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def test_find_step_dumps_picks_largest_module(tmp_path):
 def test_render_text_from_canned_result():
     from rich.console import Console
 
-    from hlodiff.run_cmd import _render_text
+    from hlodiff.cli.run import _render_text
 
     st = lambda m: {"n": 5, "median_ms": m, "p10_ms": m * 0.9, "p90_ms": m * 1.2}  # noqa: E731
     r = {"config": {"layers": [16, 16, 10], "batch": 16, "dtype": "f32", "warmup": 2},

@@ -1,8 +1,8 @@
 """``hlodiff BEFORE AFTER``: what XLA's optimizer did to every instruction, and why.
 
 Data flows one way: ``view`` (flat node views) -> ``match`` (the matcher cascade) ->
-``fates`` / ``analyses`` / ``regression`` -> ``result`` (DiffResult, JSON) -> reports
-(``report_text``, ``report_html``) and ``gates`` (--fail-on).
+``fates`` / ``analyses`` / ``regression`` -> ``result`` (DiffResult, JSON) and ``gates``
+(--fail-on). The reports (:mod:`hlodiff.report`) read a DiffResult; nothing here imports them.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 
 from ..errors import InputError
-from ..model import Module
+from ..hlo.model import Module
 from .result import FATES, REGRESSION_FATES, Added, DiffResult, FusionInfo, InstructionFate, LayoutChange
 
 __all__ = ["diff_modules", "diff_files", "DiffResult", "InstructionFate", "FusionInfo",
-           "Added", "LayoutChange", "detect_mode", "render_html", "render_text"]
+           "Added", "LayoutChange", "detect_mode"]
 
 MODES = ("auto", "optimization", "regression")
 
@@ -98,7 +98,6 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
         "kernels_before": kb, "kernels_after": ka, "bytes_before": bb, "bytes_after": ba,
         "kernels": ka, "bytes": ba,
     })
-    t3 = time.perf_counter()
     res = DiffResult(mode=mode, before_info=_info(before), after_info=_info(after),
                      instructions=fl, fusions=fus, added=adds, layouts=lays, summary=summary,
                      by_source=analyses.by_source(fl), regression=reg)
@@ -116,18 +115,6 @@ def _skip_for_rewrites(m) -> set[int]:
 
 
 def diff_files(before_path, after_path, mode: str = "auto") -> DiffResult:
-    from ..loader import load
+    from ..dumps.loader import load
 
     return diff_modules(load(before_path), load(after_path), mode=mode)
-
-
-def render_html(result: DiffResult, pictures: dict[str, str] | None = None) -> str:
-    from .report_html import render_html as _r
-
-    return _r(result, pictures)
-
-
-def render_text(result: DiffResult, limit: int = 40) -> str:
-    from .report_text import render_plain
-
-    return render_plain(result, limit=limit)

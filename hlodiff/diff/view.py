@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import Computation, Instruction, Module
+from ..hlo.model import Computation, Instruction, Module
 
 # Opcodes whose to_apply/called computations belong to the instruction (not expanded).
 _CONTROL = {"while", "conditional"}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model import Computation, Instruction, Module
+from ..hlo.model import Computation, Instruction, Module
 from . import palette
 from .dot import DotGraph, HtmlLabel
 from .escape import html_text, safe_filename

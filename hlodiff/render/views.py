@@ -10,8 +10,8 @@ from typing import Callable
 import networkx as nx
 
 from ..errors import InputError
-from ..graph import computation_graph
-from ..model import Computation, Instruction, Module
+from ..hlo.graph import computation_graph
+from ..hlo.model import Computation, Instruction, Module
 from . import palette
 from .dot import Cluster, DotGraph, HtmlLabel, Text
 from .escape import html_text

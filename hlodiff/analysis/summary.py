@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .model import Module
+from ..hlo.model import Module
 
 # Called-computation roles, for telling what each computation is for.
 _ROLE_NAMES = {

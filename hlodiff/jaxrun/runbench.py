@@ -2,7 +2,7 @@
 
 Two halves live here:
 
-* the *child* (``python -m hlodiff.runbench ...``): builds the step, times it and writes
+* the *child* (``python -m hlodiff.jaxrun.runbench ...``): builds the step, times it and writes
   one JSON object. It runs in a fresh process because ``XLA_FLAGS`` (the HLO dump) and
   ``JAX_PLATFORMS`` only take effect if they are set before JAX's backend starts;
 * the *parent* (:func:`run`): validates the configuration, starts the child with those
@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from .errors import HlodiffError, InputError
+from ..errors import HlodiffError, InputError
 
 SCHEMA = "hlodiff.run/1"
 STEP_NAME = "train_step"  # the jitted function's name -> XLA module "jit_train_step"
@@ -323,7 +323,7 @@ class _NoGpu(Exception):
 
 
 def child_main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hlodiff.runbench",
+    ap = argparse.ArgumentParser(prog="python -m hlodiff.jaxrun.runbench",
                                  description="Time an MLP training step eager vs jax.jit "
                                              "(the measurement behind `hlodiff run`); prints JSON.")
     ap.add_argument("--batch", type=int, default=128)
@@ -395,7 +395,7 @@ def find_step_dumps(dump_dir: str | os.PathLike, module: str = STEP_MODULE,
 
 def hlo_summary(before: Path, after: Path) -> dict:
     """What XLA did to the step: instruction counts, plus hlodiff's diff summary."""
-    from .loader import load
+    from ..dumps.loader import load
 
     mb, ma = load(before), load(after)
     entry = next((c for c in ma.computations if c.name == ma.entry), None)
@@ -411,7 +411,7 @@ def hlo_summary(before: Path, after: Path) -> dict:
         "summary": None,
     }
     try:
-        from .diff import diff_files  # noqa: PLC0415 (being written concurrently)
+        from ..diff import diff_files  # noqa: PLC0415 (being written concurrently)
     except ImportError as e:
         # TODO(lead): wire once hlodiff.diff lands; until then only the counts above.
         out["diff_error"] = f"hlodiff.diff not available ({e})"
@@ -442,7 +442,7 @@ def run_child(cfg: RunConfig, platform: str, dump_dir: str,
     """Run the measurement in a fresh interpreter; its JSON result."""
     fd, out_path = tempfile.mkstemp(prefix="hlodiff-run-", suffix=".json")
     os.close(fd)
-    cmd = [sys.executable, "-m", "hlodiff.runbench", "--batch", str(cfg.batch),
+    cmd = [sys.executable, "-m", "hlodiff.jaxrun.runbench", "--batch", str(cfg.batch),
            "--features", str(cfg.features), "--hidden", ",".join(map(str, cfg.hidden)),
            "--classes", str(cfg.classes), "--dtype", cfg.dtype, "--iters", str(cfg.iters),
            "--warmup", str(cfg.warmup), "--platform", platform, "--out", out_path]

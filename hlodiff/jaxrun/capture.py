@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .errors import InputError
-from .model import Module
-from .parser import parse
+from ..errors import InputError
+from ..hlo.model import Module
+from ..hlo.parser import parse
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Capture:
 
     def diff(self, mode: str = "optimization"):
         """What XLA did to it: a :class:`hlodiff.diff.DiffResult`."""
-        from .diff import diff_modules
+        from ..diff import diff_modules
 
         return diff_modules(self.before, self.after, mode=mode)
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape as _e
 from rich.table import Table
 
-from .result import FATES, DiffResult
+from ..diff.result import FATES, DiffResult
 
 # rare, surprising fates first; the bulk (fused, kept) last
 FATE_ORDER = {"folded": 0, "merged": 1, "removed": 2, "rewritten": 3, "inlined": 4,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import HloSyntaxError
+from ..errors import HloSyntaxError
 
 OPCODES = frozenset("""
 abs acos acosh add add-dependency after-all all-gather all-gather-done all-gather-start all-reduce

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .errors import HlodiffError
+from ..errors import HlodiffError
 
 
 def handle_errors(fn):

@@ -7,10 +7,11 @@ import os
 
 import click
 
-from .clitools import handle_errors
-from .diff.report_text import _mb
-from .loader import find_dumps, load, resolve_dump_pair
-from .summary import ModuleSummary, summarize
+from .common import handle_errors
+from ..report.text import _mb
+from ..dumps.directory import find_dumps, resolve_dump_pair
+from ..dumps.loader import load
+from ..analysis.summary import ModuleSummary, summarize
 
 
 def _counts(counter, limit: int) -> str:

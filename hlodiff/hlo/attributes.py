@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import HloSyntaxError
+from ..errors import HloSyntaxError
 from .model import Metadata
 
 # Attributes naming called computations, and the role each plays.

@@ -17,8 +17,8 @@ from collections import Counter
 from html import escape as _h
 
 from ..render import palette
-from .result import FATES, DiffResult
-from .report_text import FATE_ORDER, _mb
+from ..diff.result import FATES, DiffResult
+from .text import FATE_ORDER, _mb
 
 # fate -> (glyph, fill, border colour, border style, meaning); glyph + word + border style
 # tell fates apart without colour

@@ -13,20 +13,13 @@ import pickle
 import tempfile
 from pathlib import Path
 
-from . import __version__
-from .gcpause import gc_paused
-from .model import Module
-from .parser import grammar_text, parse
+from .. import __version__
+from ..hlo.gcpause import gc_paused
+from ..hlo.model import Module
+from ..hlo.parser import grammar_text, parse
+from ..userdirs import cache_dir
 
 _MIN_SIZE = 16 * 1024  # smaller texts parse in a few milliseconds: not worth a file
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("HLODIFF_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "hlodiff"
 
 
 _salt: bytes | None = None
@@ -35,9 +28,9 @@ _salt: bytes | None = None
 def _key(text: str) -> str:
     global _salt
     if _salt is None:
-        src = Path(__file__).resolve().parent
+        src = Path(__file__).resolve().parent.parent / "hlo"
         h = hashlib.sha256(__version__.encode() + grammar_text().encode())
-        for f in sorted(src.glob("*.py")):  # the model's shape depends on the code too
+        for f in sorted(src.glob("*.py")):  # the model's shape depends on the parser's code too
             h.update(f.read_bytes())
         _salt = h.digest()
     return hashlib.sha256(_salt + text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,6 +1,6 @@
 """`hlodiff run`: time the jitted training step eager vs compiled, and show what XLA did.
 
-The measurement lives in :mod:`hlodiff.runbench` (run in a fresh subprocess so that the HLO
+The measurement lives in :mod:`hlodiff.jaxrun.runbench` (run in a fresh subprocess so that the HLO
 dump flags reach XLA); this module is options, progress and rendering.
 """
 
@@ -11,9 +11,9 @@ import sys
 
 import click
 
-from .clitools import handle_errors
-from .errors import InputError
-from .runbench import DTYPES, PLATFORMS, RunConfig, parse_hidden, run as run_bench
+from .common import handle_errors
+from ..errors import InputError
+from ..jaxrun.runbench import DTYPES, PLATFORMS, RunConfig, parse_hidden, run as run_bench
 
 SEED = {"device": "NVIDIA T4", "eager_ms": 2.10, "jit_ms": 0.204}
 

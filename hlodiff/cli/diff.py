@@ -9,8 +9,8 @@ import tempfile
 
 import click
 
-from .clitools import handle_errors
-from .render import add_svg_option
+from .common import handle_errors
+from ..render import add_svg_option
 
 
 def _write(path: str | None, text: str) -> None:
@@ -62,8 +62,8 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
     Fates: kept, fused, folded, merged, rewritten, inlined, removed.
     Exit status: 0 ok, 1 a --fail-on gate tripped, 2 bad input or usage.
     """
-    from .diff import diff_modules
-    from .diff.gates import GateError, check_gates, parse_gates
+    from ..diff import diff_modules
+    from ..diff.gates import GateError, check_gates, parse_gates
 
     try:
         gates = parse_gates(fail_on)
@@ -71,7 +71,8 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
         raise click.UsageError(str(e)) from None
     if fmt == "html" and not output:
         raise click.UsageError("--format html needs -o FILE")
-    from .loader import load, resolve_dump_pair
+    from ..dumps.directory import resolve_dump_pair
+    from ..dumps.loader import load
 
     if after is None or os.path.isdir(before):
         if not os.path.isdir(before):
@@ -85,7 +86,7 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
     before_module, after_module = load(before, cache=not no_cache), load(after, cache=not no_cache)
     result = diff_modules(before_module, after_module, mode=mode)
     if svg:
-        from .render import render_diff_svgs
+        from ..render import render_diff_svgs
 
         pictures = render_diff_svgs(result, before_module, after_module, svg)
         for msg in pictures.skipped:
@@ -97,20 +98,20 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
     if fmt == "json":
         text = json.dumps(result.to_json(), indent=1) + "\n"
     elif fmt == "html":
-        from .diff.report_html import render_html
-        from .render import find_dot, fusion_svgs
+        from ..report.html import render_html
+        from ..render import find_dot, fusion_svgs
 
         figures = fusion_svgs(result, before_module, after_module) if find_dot() else None
         text = render_html(result, figures)
     else:
-        from .diff.report_text import render_plain
+        from ..report.text import render_plain
 
         if output:
             text = render_plain(result, limit=limit)
         else:
             from rich.console import Console
 
-            from .diff.report_text import render
+            from ..report.text import render
 
             render(result, Console(highlight=False), limit=limit or 10 ** 9)
             text = None

@@ -1,14 +1,15 @@
 """The ``hlodiff`` command line. ``hlodiff BEFORE AFTER`` is short for ``hlodiff diff``.
 
 Every command turns bad input into one line on stderr and exit status 2 (no traceback);
-commands are defined in their own modules and registered at the bottom of this file.
+each command is defined in its own module of this package and registered at the bottom of
+this file.
 """
 
 from __future__ import annotations
 
 import click
 
-from . import __version__
+from .. import __version__
 
 
 class _DefaultToDiff(click.Group):
@@ -32,19 +33,13 @@ def main() -> None:
     """
 
 
-def _register() -> None:
-    from .show_cmd import show
+# Every command, registered explicitly (each module defines one click command).
+from .capture import capture  # noqa: E402
+from .diff import diff  # noqa: E402
+from .passes import passes  # noqa: E402
+from .render import render  # noqa: E402
+from .run import run  # noqa: E402
+from .show import show  # noqa: E402
 
-    main.add_command(show)
-    for modname, attr in (("diff_cmd", "diff"), ("render_cmd", "render"), ("run_cmd", "run"),
-                          ("passes_cmd", "passes"), ("capture_cmd", "capture")):
-        try:
-            mod = __import__(f"hlodiff.{modname}", fromlist=[attr])
-        except ModuleNotFoundError as e:
-            if e.name != f"hlodiff.{modname}":
-                raise
-            continue
-        main.add_command(getattr(mod, attr))
-
-
-_register()
+for _command in (diff, show, passes, render, capture, run):
+    main.add_command(_command)

@@ -16,7 +16,7 @@ from typing import Iterator
 from lark import Token
 from lark.lexer import Lexer
 
-from .errors import HloSyntaxError
+from ..errors import HloSyntaxError
 
 ELEMENT_TYPES = (
     "f8e4m3b11fnuz f8e4m3fnuz f8e5m2fnuz f8e8m0fnu f8e4m3fn f4e2m1fn f6e3m2fn f6e2m3fn "

@@ -7,7 +7,7 @@ import tempfile
 
 import click
 
-from .clitools import handle_errors
+from .common import handle_errors
 
 
 @click.command("capture", context_settings={"ignore_unknown_options": True})
@@ -27,8 +27,8 @@ def capture(dump_dir, passes, module_name, fmt, program):
     hlodiff capture -- python train.py --steps 1
     hlodiff capture --dump dumps/ --passes -- python train.py
     """
-    from .capture import run_with_dumps
-    from .loader import resolve_dump_pair
+    from ..jaxrun.capture import run_with_dumps
+    from ..dumps.directory import resolve_dump_pair
 
     with tempfile.TemporaryDirectory(prefix="hlodiff-capture-") as tmp:
         where = dump_dir or tmp
@@ -41,7 +41,7 @@ def capture(dump_dir, passes, module_name, fmt, program):
             click.echo(f"hlodiff: module {pair.name} (pass --dump DIR to keep the dumps)",
                        err=True)
         ctx = click.get_current_context()
-        from .diff_cmd import diff
+        from .diff import diff
 
         ctx.invoke(diff, before=str(pair.before), after=str(pair.after), fmt=fmt,
                    mode="optimization", output=None, fail_on=(), limit=40, svg=None,

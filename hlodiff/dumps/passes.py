@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .errors import InputError
-from .model import Instruction, Module
+from ..errors import InputError
+from ..hlo.model import Instruction, Module
 
 FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
 

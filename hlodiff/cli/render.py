@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from .clitools import handle_errors
-from .loader import load
-from .render import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, computation_picture, focus_picture,
+from .common import handle_errors
+from ..dumps.loader import load
+from ..render import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, computation_picture, focus_picture,
                      format_for, fusion_picture, write_picture)
-from .render.svg import check_size, require_dot
+from ..render.svg import check_size, require_dot
 
 
 @click.command()

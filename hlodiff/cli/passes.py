@@ -1,7 +1,7 @@
 """``hlodiff passes DIR``: which pass did what, from pass-by-pass dumps.
 
 Reads the dumps XLA writes with ``--xla_dump_hlo_pass_re=.*`` (one file per pass that
-changed the module) through :mod:`hlodiff.passes`, and prints the passes in order with what
+changed the module) through :mod:`hlodiff.dumps.passes`, and prints the passes in order with what
 each removed, added and decided, or the history of one instruction.
 """
 
@@ -12,7 +12,7 @@ from collections import Counter
 
 import click
 
-from .clitools import handle_errors
+from .common import handle_errors
 
 
 def _fates_text(counter) -> str:
@@ -37,8 +37,8 @@ def passes(directory: str, module_name: str | None, instruction: str | None, sho
     Dump them with XLA_FLAGS="--xla_dump_to=DIR --xla_dump_hlo_as_text
     --xla_dump_hlo_pass_re=.*".
     """
-    from .errors import InputError
-    from .passes import trace_directory
+    from ..errors import InputError
+    from ..dumps.passes import trace_directory
 
     trace = trace_directory(directory, module_name)
     if instruction is not None:

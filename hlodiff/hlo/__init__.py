@@ -1,0 +1,1 @@
+"""Text -> model: the HLO lexer, the Lark grammar driver, the builder and the typed model."""

@@ -1,0 +1,192 @@
+"""Text -> model: Lark's LALR tables for ``grammar/hlo.lark``, run by a tight driver over our
+lexer's tokens, with the callbacks of :mod:`.builder` making the model as rules reduce."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedInput, UnexpectedToken
+
+from ..errors import HloSyntaxError
+from .lexer import HloLexer, tokenize
+from .gcpause import gc_paused
+from .model import Module
+from .names import uniquify_instruction_names
+
+_lock = threading.Lock()
+_parser: Lark | None = None
+
+
+def grammar_text() -> str:
+    """The grammar: from the source tree when run from a checkout, else from the package."""
+    here = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
+    if here.is_file():
+        return here.read_text()
+    return resources.files("hlodiff.grammar").joinpath("hlo.lark").read_text()
+
+
+from .builder import _Builder, _Context
+
+_builder = _Builder()
+
+
+def _get_parser() -> Lark:
+    """The Lark LALR parser; its tables are cached on disk (Lark checks the grammar's hash)."""
+    global _parser
+    if _parser is None:
+        import os
+
+        from .. import __version__
+        from ..userdirs import cache_dir
+
+        cache = None
+        if not os.environ.get("HLODIFF_NO_CACHE"):
+            try:
+                base = cache_dir()
+                base.mkdir(parents=True, exist_ok=True)
+                cache = str(base / f"lalr-{__version__}.lark")
+            except OSError:
+                cache = None
+        _parser = Lark(grammar_text(), parser="lalr", lexer=HloLexer, transformer=_builder,
+                       start="start", maybe_placeholders=False, cache=cache or False)
+    return _parser
+
+
+_TERMINAL_WORDS = {
+    "HLOMODULE": "'HloModule'", "ENTRY": "'ENTRY'", "ROOT": "'ROOT'", "IDENT": "a name",
+    "PNAME": "a %name", "PARAM_NAME": "a parameter 'name:'", "ATTR": "an attribute 'name='",
+    "SHAPE": "a shape such as f32[2,4]{1,0}", "CONSTANT": "'constant'", "LITERAL": "a literal",
+    "METADATA": "metadata={...}", "BLOB_ATTR": "backend_config", "INT": "an integer",
+    "DECIMAL": "a number", "BOOL": "true/false", "STRING": "a \"string\"",
+    "BRACE_INTS": "{integers}", "_LPAR": "'('", "_RPAR": "')'", "_LBRACE": "'{'",
+    "_RBRACE": "'}'", "_LSQB": "'['", "_RSQB": "']'", "_COMMA": "','", "_EQ": "'='",
+    "_COLON": "':'", "_ARROW": "'->'", "_HASH": "'#'", "$END": "the end of the file",
+    "FILENAMES": "'FileNames'", "STACKFRAMES": "'StackFrames'",
+}
+
+
+def _expected_words(expected: set[str]) -> str:
+    words = sorted({_TERMINAL_WORDS.get(t, t) for t in expected})
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    return " or ".join(words) if words else "something else"
+
+
+def parse(text: str, path: str | None = None) -> Module:
+    """Parse HLO text into a Module. Raises HloSyntaxError naming line and column."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise HloSyntaxError("", 0, "UTF-8 text", found="binary data", path=path) from None
+    with _lock, gc_paused():
+        ctx = _Context(text)
+        _builder.ctx = ctx
+        try:
+            if not text.strip():
+                raise HloSyntaxError(text, 0, "an HLO module ('HloModule name' or a computation)",
+                                     found="an empty file")
+            module = _driver().run(tokenize(text), text, ctx)
+        except HloSyntaxError as e:
+            raise e.with_path(path) if path else e
+        except UnexpectedToken as e:
+            tok = e.token
+            if tok.type == "$END":
+                err = HloSyntaxError(text, len(text), _expected_words(e.expected))
+            else:
+                err = HloSyntaxError(text, tok.start_pos, _expected_words(e.expected))
+            raise (err.with_path(path) if path else err) from None
+        except UnexpectedInput as e:  # pragma: no cover - other Lark errors
+            err = HloSyntaxError(text, getattr(e, "pos_in_stream", 0) or 0, "valid HLO")
+            raise (err.with_path(path) if path else err) from None
+        except RecursionError:
+            raise HloSyntaxError(text, 0, "HLO nested less deeply", path=path) from None
+        finally:
+            _builder.ctx = _Context("")
+    with gc_paused():
+        uniquify_instruction_names(module)
+    module.path = path
+    return module
+
+
+class _Driver:
+    """Runs Lark's LALR table for the grammar over our token stream.
+
+    Lark's own loop (``feed_token``) is general; this one keys every table by plain strings
+    and resolves each rule's callback and size once, which halves the time per token on
+    large modules. The table, the rules and the callbacks are Lark's.
+    """
+
+    def __init__(self, lark: Lark) -> None:
+        engine = lark.parser.parser.parser  # lark.parsers.lalr_parser._Parser
+        table = engine.parse_table
+        callbacks = engine.callbacks
+        self.start_state = table.start_states["start"]
+        self.end_state = table.end_states["start"]
+        self.actions: dict[int, dict[str, tuple]] = {}
+        for state, acts in table.states.items():
+            row: dict[str, tuple] = {}
+            for key, (action, arg) in acts.items():
+                if action.name == "Shift":
+                    row[str(key)] = (True, arg)
+                else:
+                    row[str(key)] = (False, len(arg.expansion), callbacks[arg], str(arg.origin.name))
+            self.actions[state] = row
+
+    def run(self, tokens, text: str, ctx: "_Context | None" = None):
+        """Parse the token stream; ``ctx.prev_end`` follows the token before the lookahead.
+
+        The stream is followed by Lark's ``$END``; the parse is accepted when a reduction on
+        ``$END`` reaches the end state.
+        """
+        if ctx is None:
+            ctx = _Context(text)
+        actions = self.actions
+        end_state = self.end_state
+        states = [self.start_state]
+        values: list = []
+        push_state = states.append
+        push_value = values.append
+        last_end = 0
+        end = Token("$END", "", len(text), end_pos=len(text))
+        for tok in itertools.chain(tokens, (end,)):
+            ctx.prev_end = last_end
+            last_end = tok.end_pos
+            ttype = tok.type
+            while True:
+                act = actions[states[-1]].get(ttype)
+                if act is None:
+                    raise UnexpectedToken(tok, {k for k in actions[states[-1]]
+                                                if k.isupper() or k.startswith("_")})
+                if act[0]:  # shift ($END never is)
+                    push_state(act[1])
+                    push_value(tok)
+                    break
+                size = act[1]
+                if size:
+                    args = values[-size:]
+                    del states[-size:]
+                    del values[-size:]
+                else:
+                    args = []
+                value = act[2](args)
+                goto = actions[states[-1]][act[3]][1]
+                if goto == end_state and ttype == "$END":
+                    return value
+                push_value(value)
+                push_state(goto)
+        raise AssertionError("unreachable: $END either reduces to the end state or is an error")
+
+
+_driver_instance: _Driver | None = None
+
+
+def _driver() -> _Driver:
+    global _driver_instance
+    if _driver_instance is None:
+        _driver_instance = _Driver(_get_parser())
+    return _driver_instance

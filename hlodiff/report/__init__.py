@@ -1,0 +1,1 @@
+"""Reports of a diff: rich text for the terminal, and HTML."""
