@@ -369,6 +369,8 @@ def render_html(result: DiffResult, pictures: dict[str, str] | None = None) -> s
                            f"<td class='mono'>{_h(', '.join(f['after']))}</td><td>{_h(f['what'])}</td></tr>")
             out.append("</tbody></table>")
         out.append("</section>")
+    from .devices import devices_html  # gpu helper: kernels, collectives, shards
+    out += devices_html(result)
     if result.by_source:
         out += _sources(result, fusion_names, pictures)
     out += _instructions(result, fusion_names, pictures)
