@@ -34,6 +34,7 @@ def main() -> None:
 
 
 # Every command, registered explicitly (each module defines one click command).
+from .cache import cache  # noqa: E402
 from .capture import capture  # noqa: E402
 from .diff import diff  # noqa: E402
 from .passes import passes  # noqa: E402
@@ -41,5 +42,5 @@ from .render import render  # noqa: E402
 from .run import run  # noqa: E402
 from .show import show  # noqa: E402
 
-for _command in (diff, show, passes, render, capture, run):
+for _command in (diff, show, passes, render, capture, run, cache):
     main.add_command(_command)

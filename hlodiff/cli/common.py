@@ -1,27 +1,95 @@
-"""Shared pieces of the command line: the bad-input handler every command uses."""
+"""Shared pieces of the command line: the handler every command runs in.
+
+It turns bad input (HlodiffError) into one line on stderr and exit status 2, an interrupt
+(Ctrl-C, or SIGTERM) into exit status 130 (143) with no traceback, a closed pipe
+(``hlodiff ... | head``) into a quiet exit, and makes every message and every rich output
+safe for a terminal (control characters from dumps become visible escapes).
+"""
 
 from __future__ import annotations
 
 import functools
+import os
+import signal
 import sys
 
 import click
 
 from ..errors import HlodiffError
+from ..textsafe import guard_rich, safe_text
+
+__all__ = ["handle_errors", "safe_text", "echo_safe", "finite_number"]
+
+
+def finite_number(ctx, param, value):
+    """A click callback: refuse nan and infinity (FloatRange lets them through)."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+def echo_safe(text: str, err: bool = False) -> None:
+    """``click.echo`` of text that may hold names from a dump."""
+    click.echo(safe_text(text), err=err)
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that cleanup (temporary files, Graphviz) runs."""
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - exercised by the subprocess probes
+    raise _Terminated()
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the exit-time flush stays silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _stop_children() -> None:
+    from ..render.svg import kill_running
+
+    kill_running()
 
 
 def handle_errors(fn):
-    """Run a command, turning HlodiffError (bad input) into one line on stderr and exit 2."""
+    """Run a command with the exits described in this module's docstring."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        guard_rich()
+        try:
+            if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+                signal.signal(signal.SIGTERM, _on_sigterm)
+        except ValueError:  # not the main thread (embedded use): leave signals alone
+            pass
         try:
             return fn(*args, **kwargs)
         except HlodiffError as e:
-            click.echo(f"hlodiff: {e}", err=True)
+            click.echo(f"hlodiff: {safe_text(str(e), keep_newlines=False)}", err=True)
             sys.exit(e.exit_code)
         except RecursionError:
             click.echo("hlodiff: input nested too deeply to process", err=True)
+            sys.exit(2)
+        except BrokenPipeError:
+            _quiet_stdout()
+            sys.exit(141)
+        except KeyboardInterrupt:
+            _stop_children()
+            click.echo("hlodiff: interrupted", err=True)
+            sys.exit(130)
+        except _Terminated:
+            _stop_children()
+            sys.exit(143)
+        except MemoryError:
+            click.echo("hlodiff: out of memory", err=True)
             sys.exit(2)
 
     return wrapper
