@@ -4,7 +4,9 @@ Names, op_names, paths and custom-call targets in a dump are arbitrary text; pri
 an escape sequence in them could recolour, retitle or rewrite the user's terminal. Every
 control character except line break and tab (C0, DEL, C1) and the Unicode bidirectional
 overrides become ``\\xNN`` / ``\\uNNNN``. For rich, :func:`guard_rich` does this to the text
-of every segment rich prints, before rich adds its own colour codes, so those still work.
+of every segment rich prints, before rich adds its own colour codes, so those still work, and
+cuts any one printed string to MAX_SHOWN characters (rich's wrapping is quadratic in a word's
+length: a 20 MB custom-call target would take minutes).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def safe_text(text: str, keep_newlines: bool = True) -> str:
 
 
 _guarded = False
+MAX_SHOWN = 4000  # characters of one printed string at most (names, targets, op_names)
 
 
 def guard_rich() -> None:
@@ -51,5 +54,29 @@ def guard_rich() -> None:
             clean.append(seg)
         return original(self, clean)
 
+    def on_broken_pipe(self) -> None:  # `hlodiff ... | head`: quiet, like a C tool
+        import os
+
+        self.quiet = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.file.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+        raise SystemExit(141)
+
+    original_render_str = Console.render_str
+
+    def render_str(self, text, *args, **kwargs):
+        rendered = original_render_str(self, text, *args, **kwargs)
+        n = len(rendered.plain)
+        if n > MAX_SHOWN:  # rich wraps in quadratic time; nobody reads megabytes of one name
+            rendered.truncate(MAX_SHOWN)
+            rendered.append(f"... ({n - MAX_SHOWN:,} more characters)")
+        return rendered
+
+    Console.render_str = render_str
     Console._render_buffer = _render_buffer
+    Console.on_broken_pipe = on_broken_pipe
     _guarded = True

@@ -71,7 +71,9 @@ def handle_errors(fn):
         except ValueError:  # not the main thread (embedded use): leave signals alone
             pass
         try:
-            return fn(*args, **kwargs)
+            value = fn(*args, **kwargs)
+            sys.stdout.flush()  # a closed pipe shows here, not in click's exit-time flush
+            return value
         except HlodiffError as e:
             click.echo(f"hlodiff: {safe_text(str(e), keep_newlines=False)}", err=True)
             sys.exit(e.exit_code)
