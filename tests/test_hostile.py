@@ -85,8 +85,6 @@ BAD_TEXTS = {
     "huge_int_dim": _module("  ROOT %p = f32[" + "9" * 5000 + "]{0} parameter(0)"),
     "huge_int_param": _module("  ROOT %p = f32[2]{0} parameter(" + "7" * 5000 + ")"),
     "huge_int_literal": _module("  ROOT %c = s32[] constant(" + "1" * 5000 + ")"),
-    "rank_2000": _module("  ROOT %p = f32[" + ",".join(["1"] * 2000) + "] parameter(0)"),
-    "nested_tuple_400": _module("  ROOT %p = " + "(" * 400 + "f32[]" + ")" * 400 + " parameter(0)"),
     "undefined_to_apply": _module("  %p = f32[4]{0} parameter(0)\n  %z = f32[] constant(0)\n"
                                   "  ROOT %r = f32[] reduce(%p, %z), dimensions={0}, to_apply=%nowhere"),
     "undefined_calls": _module("  %p = f32[4]{0} parameter(0)\n"
@@ -96,6 +94,12 @@ BAD_TEXTS = {
                                    "  ROOT %a = f32[4]{0} add(%p, %q)"),
     "unknown_attribute": _module("  %p = f32[4]{0} parameter(0)\n"
                                  "  ROOT %n = f32[4]{0} negate(%p), frobnicate=3"),
+    "parameter_gap": _module("  %p = f32[4]{0} parameter(1)\n  ROOT %n = f32[4]{0} negate(%p)"),
+    "u4_out_of_range": _module("  ROOT %c = u4[] constant(16)"),
+    "f16_out_of_range": _module("  ROOT %c = f16[] constant(70000)"),
+    "undefined_control_predecessor": _module(
+        "  %p = f32[4]{0} parameter(0)\n"
+        "  ROOT %n = f32[4]{0} negate(%p), control-predecessors={%ghost}"),
     "undefined_operand": _module("  %p = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} negate(%q)"),
 }
 
@@ -105,6 +109,24 @@ def test_bad_module_text_exits_2_naming_the_file(tmp_path, case):
     f = _write(tmp_path, f"{case}.hlo", BAD_TEXTS[case])
     r = hlodiff(["show", f], tmp_path)
     assert_bad_input(r, f"{case}.hlo", f"{case}.hlo:")
+    no_temp_files(tmp_path)
+
+
+# XLA's parser accepts these (checked with jaxlib 0.10.2): parse them, or fail cleanly.
+ODD_BUT_VALID = {
+    "rank_2000": _module("  ROOT %p = f32[" + ",".join(["1"] * 2000) + "] parameter(0)"),
+    "nested_tuple_400": _module("  ROOT %p = " + "(" * 400 + "f32[]" + ")" * 400 + " parameter(0)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_BUT_VALID))
+def test_large_rank_and_deep_tuples(tmp_path, case):
+    f = _write(tmp_path, f"{case}.hlo", ODD_BUT_VALID[case])
+    for args in (["show", f], ["show", f, "--format", "json"], [f, f]):
+        r = hlodiff(args, tmp_path)
+        assert "Traceback" not in r.stderr, r.stderr[-2000:]
+        if r.returncode != 0:
+            assert_bad_input(r, f"{case}.hlo")
     no_temp_files(tmp_path)
 
 

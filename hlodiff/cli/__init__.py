@@ -7,9 +7,13 @@ this file.
 
 from __future__ import annotations
 
-import click
+from .common import install_early_signals
 
-from .. import __version__
+install_early_signals()  # before the slow imports below
+
+import click  # noqa: E402
+
+from .. import __version__  # noqa: E402
 
 
 class _DefaultToDiff(click.Group):

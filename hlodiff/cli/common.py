@@ -39,6 +39,26 @@ class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that cleanup (temporary files, Graphviz) runs."""
 
 
+def _exit_now(signum, frame):  # pragma: no cover - exercised by the subprocess probes
+    os._exit(128 + signum)  # while importing: nothing to clean up yet
+
+
+def install_early_signals() -> None:
+    """When run as the ``hlodiff`` program: an interrupt while the modules load exits at
+    once (status 128+signal) instead of printing an import traceback. The command's
+    handler (below) puts the normal KeyboardInterrupt back before any work starts."""
+    prog = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if prog not in ("hlodiff", "__main__.py"):
+        return  # imported as a library or under a test runner: leave signals alone
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _exit_now)
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _exit_now)
+    except ValueError:
+        pass
+
+
 def _on_sigterm(signum, frame):  # pragma: no cover - exercised by the subprocess probes
     raise _Terminated()
 
@@ -53,6 +73,19 @@ def _quiet_stdout() -> None:
         pass
 
 
+RECURSION_LIMIT = 8000
+
+
+def _inputs_named() -> str:
+    """The command's input paths (for a message that cannot tell which file it was)."""
+    try:
+        params = click.get_current_context().params
+    except RuntimeError:
+        return "input"
+    paths = [v for v in params.values() if isinstance(v, str) and v and os.path.exists(v)]
+    return ", ".join(paths) or "input"
+
+
 def _stop_children() -> None:
     from ..render.svg import kill_running
 
@@ -65,8 +98,13 @@ def handle_errors(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         guard_rich()
+        # XLA accepts tuples and calls nested hundreds deep; the model's recursive helpers
+        # need more than Python's default 1,000 frames for them.
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         try:
-            if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            if signal.getsignal(signal.SIGINT) is _exit_now:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, _exit_now):
                 signal.signal(signal.SIGTERM, _on_sigterm)
         except ValueError:  # not the main thread (embedded use): leave signals alone
             pass
@@ -78,7 +116,8 @@ def handle_errors(fn):
             click.echo(f"hlodiff: {safe_text(str(e), keep_newlines=False)}", err=True)
             sys.exit(e.exit_code)
         except RecursionError:
-            click.echo("hlodiff: input nested too deeply to process", err=True)
+            click.echo(f"hlodiff: {safe_text(_inputs_named())}: nested too deeply to process "
+                       f"(over about {RECURSION_LIMIT // 3:,} levels)", err=True)
             sys.exit(2)
         except BrokenPipeError:
             _quiet_stdout()

@@ -16,6 +16,7 @@ from .lexer import HloLexer, tokenize
 from .gcpause import gc_paused
 from .model import Module
 from .names import uniquify_instruction_names
+from .validate import first_long_integer, validate
 
 _lock = threading.Lock()
 _parser: Lark | None = None
@@ -137,6 +138,7 @@ def parse(text: str, path: str | None = None) -> Module:
                 raise HloSyntaxError(text, 0, "an HLO module ('HloModule name' or a computation)",
                                      found="an empty file")
             module = _driver().run(tokenize(text), text, ctx)
+            validate(module, text)
         except HloSyntaxError as e:
             raise e.with_path(path) if path else e
         except UnexpectedToken as e:
@@ -151,6 +153,12 @@ def parse(text: str, path: str | None = None) -> Module:
             raise (err.with_path(path) if path else err) from None
         except RecursionError:
             raise HloSyntaxError(text, 0, "HLO nested less deeply", path=path) from None
+        except ValueError as e:  # Python refuses to convert integers of over 4,300 digits
+            if "digits" not in str(e):
+                raise
+            pos = first_long_integer(text) or 0
+            raise HloSyntaxError(text, pos, "an integer of at most 64 bits",
+                                 found="an integer of thousands of digits", path=path) from None
         finally:
             _builder.ctx = _Context("")
     with gc_paused():
