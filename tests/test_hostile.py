@@ -425,3 +425,16 @@ def test_interrupt_exits_cleanly_without_temp_files(tmp_path, long_module, sig, 
     assert p.returncode == code, (p.returncode, err)
     assert not (tmp_path / "out.txt").exists()
     no_temp_files(tmp_path)
+
+
+def test_ambiguous_dump_directory(tmp_path):
+    d = tmp_path / "dump"
+    d.mkdir()
+    for prog, name in (("fold_cse", "jit_f"), ("attention", "jit_g")):
+        b, a = fixture_pair(prog)
+        (d / f"module_0001.{name}.before_optimizations.txt").write_text(b.read_text())
+        (d / f"module_0001.{name}.cpu_after_optimizations.txt").write_text(a.read_text())
+    r = hlodiff([d], tmp_path)
+    assert_bad_input(r, "dump", "ambiguous")
+    r = hlodiff([d, "--module", "jit_g", "--format", "json"], tmp_path)
+    assert r.returncode == 0 and "jit_attention" in r.stdout, r.stderr
