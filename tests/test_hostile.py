@@ -438,3 +438,50 @@ def test_ambiguous_dump_directory(tmp_path):
     assert_bad_input(r, "dump", "ambiguous")
     r = hlodiff([d, "--module", "jit_g", "--format", "json"], tmp_path)
     assert r.returncode == 0 and "jit_attention" in r.stdout, r.stderr
+
+
+def _fake_dot(tmp: Path) -> tuple[Path, Path]:
+    """A 'dot' that records its pid and never finishes."""
+    pidfile = tmp / "dot.pid"
+    script = tmp / "slowdot"
+    script.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 120\n")
+    script.chmod(0o755)
+    return script, pidfile
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purpose
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def test_graphviz_time_limit_and_termination(tmp_path):
+    script, pidfile = _fake_dot(tmp_path)
+    b, _ = fixture_pair("fold_cse")
+    out = tmp_path / "pic.svg"
+    r = hlodiff(["render", b, "-o", out, "--timeout", "1"], tmp_path,
+                env_extra={"HLODIFF_DOT": str(script)})
+    assert_bad_input(r, "", "longer than 1 s")
+    assert not out.exists() and not _alive(int(pidfile.read_text()))
+    pidfile.unlink()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HLODIFF_")}
+    env.update(HOME=str(tmp_path), HLODIFF_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(ROOT), HLODIFF_DOT=str(script))
+    p = subprocess.Popen([sys.executable, "-m", "hlodiff", "render", str(b), "-o", str(out)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(300):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        time.sleep(0.1)
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=30)[1]
+    assert p.returncode == 143 and "Traceback" not in err, (p.returncode, err)
+    time.sleep(0.2)
+    assert not _alive(int(pidfile.read_text())), "dot outlived hlodiff"
+    assert not out.exists()
+    no_temp_files(tmp_path)

@@ -18,8 +18,8 @@ from ..hlo.model import Computation, Instruction, Module
 from . import palette
 from .dot import DotGraph, HtmlLabel
 from .escape import html_text, safe_filename
-from .svg import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, GraphTooLarge, RenderError, require_dot,
-                  run_dot, svg_for_html)
+from .svg import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, GraphTooLarge, RenderError, kill_running,
+                  require_dot, run_dot, svg_for_html)
 from .views import Drawer, _graph, category_style, find_fusion, fused_computation_into, legend
 
 FATE_KEYS = tuple(palette.FATES)
@@ -255,8 +255,15 @@ def _layout_all(jobs, timeout: float) -> list[str]:
         return run_dot(g.source(), "svg", timeout, dot).decode("utf-8")
 
     workers = max(1, min(8, os.cpu_count() or 1))
-    with ThreadPoolExecutor(workers) as pool:
+    pool = ThreadPoolExecutor(workers)
+    try:
         return list(pool.map(one, jobs))
+    except BaseException:  # interrupted or one failed: start no more, stop those running
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_running()
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def layout_diff_svgs(result: Any, before: Module, after: Module, out_dir: str | os.PathLike,
