@@ -134,3 +134,55 @@ td,th{{border:1px solid #ddd;padding:2px 6px;font-size:13px}}</style></head><bod
 </table>
 </body></html>
 """
+
+
+def _signed(n: int) -> str:
+    return ("+" if n > 0 else "") + fb(n)
+
+
+def memory_diff_text(mem: dict | None, limit: int = 10) -> str:
+    """The memory section of a diff report, plain text (empty when there is none)."""
+    if not mem:
+        return ""
+    b, a = mem.get("before"), mem["after"]
+    est = lambda s: " (estimated)" if s and s["estimated"] else ""
+    L = ["Memory (peak = what the device allocates)"]
+    if b:
+        ch = mem["change_bytes"]
+        pct = f" ({100.0 * ch / b['peak_bytes']:+.1f}%)" if b["peak_bytes"] else ""
+        L.append(f"  peak {fb(b['peak_bytes'])}{est(b)} -> {fb(a['peak_bytes'])}{est(a)}: "
+                 f"{_signed(ch)}{pct}")
+    else:
+        L.append(f"  peak of the optimized module {fb(a['peak_bytes'])}{est(a)}; "
+                 f"{mem.get('note', '')}")
+    for side, s in (("before", b), ("after", a)):
+        p = s and s.get("peak_at")
+        if p:
+            L.append(f"  {side} peak at step {p['step']} ({_clean(p['instruction'])}, "
+                     f"{_clean(p['source'] or p['op_name'] or '?')})")
+    if mem.get("peak_moved") is not None:
+        L.append("  the peak moved to another point of the program" if mem["peak_moved"]
+                 else "  the peak is at the same point of the program")
+    if mem["growth_by_source"]:
+        L.append("  growth at the peak by source line:")
+        for g in mem["growth_by_source"][:limit]:
+            L.append(f"    {_signed(g['change']):>11}  "
+                     f"{_clean(g['source'])}  ({fb(g['before'])} -> {fb(g['after'])})")
+    if mem.get("growth_by_op_name"):
+        L.append("  growth at the peak by op_name:")
+        for g in mem["growth_by_op_name"][:limit]:
+            L.append(f"    {_signed(g['change']):>11}  {_clean(g['op_name'])}")
+    if mem["new_at_peak"]:
+        L.append("  new at the peak:")
+        for n in mem["new_at_peak"][:limit]:
+            L.append(f"    {fb(n['bytes']):>11}  {_clean(n['instruction'])} {_clean(n['shape'])} "
+                     f"{_clean(n['source'] or '-')}")
+    return "\n".join(L) + "\n"
+
+
+def memory_diff_html(mem: dict | None) -> str:
+    """The memory section of the HTML diff report (escaped)."""
+    if not mem:
+        return ""
+    return ("<section id='memory'><h2>Memory</h2><pre>" + html.escape(memory_diff_text(mem))
+            + "</pre></section>")
