@@ -59,6 +59,7 @@ class MemoryReport:
     estimated: bool
     peak_by_space: dict[str, int] = field(default_factory=dict)
     live_range_peak_bytes: int | None = None
+    peak_bytes_low: int | None = None  # estimated only: outputs counted from definition on
     peak_time: int | None = None
     peak_instruction: str | None = None
     live_at_peak: list[LiveBuffer] = field(default_factory=list)
@@ -75,6 +76,7 @@ class MemoryReport:
             "module": self.module, "peak_bytes": self.peak_bytes, "estimated": self.estimated,
             "peak_by_space": dict(self.peak_by_space),
             "live_range_peak_bytes": self.live_range_peak_bytes,
+            "peak_bytes_low": self.peak_bytes_low,
             "peak_time": self.peak_time, "peak_instruction": self.peak_instruction,
             "by_kind": dict(self.by_kind),
             "donated": list(self.donated),
@@ -254,6 +256,7 @@ def _estimated(module: Module, idx: _Index) -> MemoryReport:
     rep = MemoryReport(module.name, sim.peak_bytes, True, {"default": sim.peak_bytes})
     t = sim.peak_time
     rep.peak_time = t
+    rep.peak_bytes_low = sim.low_bytes
     rep.timeline = sim.timeline
     rep.sequence = [n for _c, n in sim.sequence]
     rep.peak_instruction = rep.sequence[t] if t < len(rep.sequence) else None

@@ -28,6 +28,7 @@ from ..hlo.model import Computation, Instruction, Module, Shape
 _SHARE = {"bitcast", "get-tuple-element", "tuple", "while", "optimization-barrier",
           "add-dependency"}
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
+_TIMED = ("temp", "output")  # kinds whose bytes count only while live
 _ELEMENTWISE = frozenset(
     "abs add and atan2 cbrt ceil clamp compare convert cos divide exp expm1 floor imag is-finite "
     "log log1p logistic maximum minimum multiply negate not or popcnt power real remainder "
@@ -252,7 +253,8 @@ class Simulation:
     fixed_bytes: int  # parameters + outputs + constants
     timeline: list[int]  # fixed + live temporaries at each position
     peak_time: int
-    peak_bytes: int
+    peak_bytes: int  # parameters + outputs + constants + the most temporaries live at once
+    low_bytes: int  # the same with outputs counted only from their definition on
 
 
 def simulate(module: Module) -> Simulation:
@@ -284,15 +286,26 @@ def simulate(module: Module) -> Simulation:
                     buf.kind, buf.end = "output", end
     _share_dying_operands(sim)
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp")
-    delta = [0] * (end + 2)
-    for b in sim.buffers:
-        if b.kind == "temp" and b.size:
-            delta[b.start] += b.size
-            delta[b.end + 1] -= b.size
-    timeline, cur = [], 0
-    for t in range(end + 1):
-        cur += delta[t]
-        timeline.append(fixed + cur)
+    timeline = _curve(sim.buffers, end, ("temp",), fixed)
+    # a lower figure: outputs live only from their definition on (XLA may place earlier
+    # temporaries in an output's allocation before the output is written)
+    low = max(_curve(sim.buffers, end, _TIMED,
+                     sum(b.size for b in sim.buffers if b.kind not in _TIMED)), default=fixed)
     peak_t = max(range(len(timeline)), key=timeline.__getitem__) if timeline else 0
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t,
-                      timeline[peak_t] if timeline else fixed)
+                      timeline[peak_t] if timeline else fixed, min(low, timeline[peak_t])
+                      if timeline else fixed)
+
+
+def _curve(buffers: list[SimBuffer], end: int, timed: tuple[str, ...], fixed: int) -> list[int]:
+    """Bytes at each position: ``fixed`` plus the buffers of the ``timed`` kinds live then."""
+    delta = [0] * (end + 2)
+    for b in buffers:
+        if b.kind in timed and b.size:
+            delta[b.start] += b.size
+            delta[b.end + 1] -= b.size
+    out, cur = [], 0
+    for t in range(end + 1):
+        cur += delta[t]
+        out.append(fixed + cur)
+    return out

@@ -30,6 +30,9 @@ def render_memory_text(rep: MemoryReport, top: int = 15) -> str:
     how = "ESTIMATED from the module's schedule (XLA's memory files not found)" if rep.estimated \
         else "from XLA's buffer assignment / memory-usage report"
     L.append(f"{_clean(rep.module)}: peak {fb(rep.peak_bytes)} ({rep.peak_bytes} bytes), {how}")
+    if rep.estimated and rep.peak_bytes_low is not None and rep.peak_bytes_low < rep.peak_bytes:
+        L.append(f"  lower estimate {fb(rep.peak_bytes_low)} (if XLA places temporaries in the "
+                 "outputs' buffers before the outputs are written)")
     if len(rep.peak_by_space) > 1:
         L.append("  memory spaces: " + ", ".join(f"{_clean(k)} {fb(v)}"
                                                  for k, v in rep.peak_by_space.items()))
