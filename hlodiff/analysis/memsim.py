@@ -49,6 +49,7 @@ class SimBuffer:
     shape: str
     start: int
     end: int
+    host: int | None = None  # a temporary placed in this output buffer's allocation
 
 
 def _leaf_count(s: Shape) -> int:
@@ -77,6 +78,7 @@ class _Sim:
         self.pos = 0
         self.sequence: list[tuple[str, str]] = []  # (computation, instruction) per position
         self.reuse: list[tuple[int, list[int]]] = []  # (result buffer, operand buffers it may take)
+        self.loop_state: set[int] = set()  # buffers carried by a while: never taken over
 
     def new(self, ins: Instruction, comp: str, shape: Shape, kind: str = "temp") -> int:
         b = SimBuffer(len(self.buffers), ins.name, comp, shape.byte_size, kind, shape.dims_text,
@@ -132,6 +134,7 @@ class _Sim:
             return [b for o in ops for b in o]
         if op == "while" and ops:
             state = ops[0]
+            self.loop_state.update(state)
             before = len(self.buffers)
             for role in ("condition", "body"):
                 for c in ins.called.get(role, ()):
@@ -166,6 +169,12 @@ class _Sim:
                 ok = _elementwise_params(self.m.computation(ins.calls[0]), ins.shape) \
                     if ins.calls else set()
                 self.reuse.append((out[0], [b for k, o in enumerate(ops) if k in ok for b in o]))
+            return out
+        if op == "sort":  # sorts in place: each result may take its operand's dying buffer
+            out = self.fresh(ins, cname)
+            for k, o in enumerate(ops):
+                if k < len(out) and len(o) == 1:
+                    self.reuse.append((out[k], o))
             return out
         if op in _ELEMENTWISE and not ins.shape.is_tuple:
             out = self.fresh(ins, cname)
@@ -232,7 +241,8 @@ def _share_dying_operands(sim: _Sim) -> None:
             continue
         for c in cands:
             cb = sim.buffers[c]
-            if c in taken or c == out or cb.kind != "temp" or cb.size != ob.size \
+            if c in taken or c == out or c in sim.loop_state or cb.kind != "temp" \
+                    or cb.size != ob.size \
                     or cb.end != ob.start:
                 continue
             taken.add(c)
@@ -242,6 +252,49 @@ def _share_dying_operands(sim: _Sim) -> None:
                 cb.end = max(cb.end, ob.end)
                 ob.size = 0
             break
+
+
+def _place_in_outputs(buffers: list[SimBuffer]) -> None:
+    """XLA's buffer assignment, before packing temporaries into one heap, tries each value
+    (largest first) in the allocations it already has: a temporary that fits in an output's
+    allocation and is dead whenever that allocation's values are live goes there and costs
+    nothing more. Modelled with the output buffers as allocations, first fit."""
+    outs = [b for b in buffers if b.kind == "output" and b.size]
+    busy = {o.id: [(o.start, o.end)] for o in outs}
+    temps = sorted((b for b in buffers if b.kind == "temp" and b.size),
+                   key=lambda b: (-b.size, b.id))
+    for t in temps:
+        for o in outs:
+            if o.size >= t.size and all(t.end < s or t.start > e for s, e in busy[o.id]):
+                busy[o.id].append((t.start, t.end))
+                t.host = o.id
+                break
+
+
+_PACK_LIMIT = 3000  # temporaries; more are summed (packing is quadratic)
+
+
+def _pack(buffers: list[SimBuffer]) -> int | None:
+    """The size of one heap holding the temporaries, placed largest first at the best-fitting
+    free offset among those live at the same time (XLA's global decreasing-size best-fit
+    heap, simplified); None when there are too many to pack quickly."""
+    temps = sorted((b for b in buffers if b.kind == "temp" and b.size and b.host is None),
+                   key=lambda b: (-b.size, -(b.end - b.start), b.id))
+    if len(temps) > _PACK_LIMIT:
+        return None
+    placed: list[tuple[int, int, int, int]] = []  # (start, end, offset, size)
+    top = 0
+    for b in temps:
+        used = sorted((o, o + z) for s, e, o, z in placed if not (e < b.start or s > b.end))
+        best, best_gap, cur = None, None, 0
+        for lo, hi in used:
+            if lo - cur >= b.size and (best_gap is None or lo - cur < best_gap):
+                best, best_gap = cur, lo - cur
+            cur = max(cur, hi)
+        off = best if best is not None else cur
+        placed.append((b.start, b.end, off, b.size))
+        top = max(top, off + b.size)
+    return top
 
 
 @dataclass(slots=True)
@@ -285,6 +338,7 @@ def simulate(module: Module) -> Simulation:
                 if buf.instruction == ins.name and buf.shape.startswith("u8["):
                     buf.kind, buf.end = "output", end
     _share_dying_operands(sim)
+    _place_in_outputs(sim.buffers)
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp")
     timeline = _curve(sim.buffers, end, ("temp",), fixed)
     # a lower figure: outputs live only from their definition on (XLA may place earlier
@@ -292,16 +346,19 @@ def simulate(module: Module) -> Simulation:
     low = max(_curve(sim.buffers, end, _TIMED,
                      sum(b.size for b in sim.buffers if b.kind not in _TIMED)), default=fixed)
     peak_t = max(range(len(timeline)), key=timeline.__getitem__) if timeline else 0
-    return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t,
-                      timeline[peak_t] if timeline else fixed, min(low, timeline[peak_t])
-                      if timeline else fixed)
+    peak = timeline[peak_t] if timeline else fixed
+    heap = _pack(sim.buffers)
+    if heap is not None:  # packing leaves gaps: the heap is at least the live peak
+        peak = max(peak, fixed + heap)
+    return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,
+                      min(low, peak))
 
 
 def _curve(buffers: list[SimBuffer], end: int, timed: tuple[str, ...], fixed: int) -> list[int]:
     """Bytes at each position: ``fixed`` plus the buffers of the ``timed`` kinds live then."""
     delta = [0] * (end + 2)
     for b in buffers:
-        if b.kind in timed and b.size:
+        if b.kind in timed and b.size and b.host is None:
             delta[b.start] += b.size
             delta[b.end + 1] -= b.size
     out, cur = [], 0
