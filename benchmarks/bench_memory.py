@@ -34,7 +34,8 @@ def modules() -> list[tuple[str, str]]:
     out = []
     for pat, group in (("fixtures/memory/*/*/*after_optimizations.txt", "tuned"),
                        ("fixtures/cpu/*/*after_optimizations.txt", "held out"),
-                       ("benchmarks/data/*/*after_optimizations.txt", "held out")):
+                       ("benchmarks/data/*/*after_optimizations.txt", "held out"),
+                       ("benchmarks/data/memzoo/*/*/*after_optimizations.txt", "held out")):
         for f in sorted(glob.glob(str(ROOT / pat))):
             out.append((group, f))
     return out
