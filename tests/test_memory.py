@@ -177,3 +177,17 @@ def test_bad_input_subprocess(tmp_path):
     r = subprocess.run([sys.executable, "-m", "hlodiff", "memory", str(tmp_path / "none.txt")],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+def test_remat_recompute_placement_cpu_vs_gpu():
+    cpu = _json(["memory", MEM / "cpu" / "gpt_remat", "--format", "json"])["remat"]
+    gpu = _json(["memory", MEM / "gpu" / "gpt_remat", "--format", "json"])["remat"]
+    assert _json(["memory", MEM / "cpu" / "gpt_noremat", "--format", "json"])["remat"] is None
+    # CPU removes jax.checkpoint's barriers before scheduling: recomputation moves forward
+    assert cpu["recomputed_kernels"] > 0 and cpu["in_forward"] > cpu["in_backward"]
+    assert gpu["recomputed_kernels"] > 0 and gpu["in_forward"] == 0
+    assert cpu["opt_barriers_left"] == 0
+    mem = _json([_after(MEM / "cpu" / "gpt_noremat"), _after(MEM / "cpu" / "gpt_remat"),
+                 "--format", "json"])["memory"]
+    assert abs(mem["change_bytes"]) < 0.001 * mem["before"]["peak_bytes"]
+    assert mem["after"]["remat"]["in_forward"] == cpu["in_forward"]

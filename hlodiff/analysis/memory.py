@@ -70,6 +70,7 @@ class MemoryReport:
     timeline: list[int] = field(default_factory=list)
     sequence: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    remat: dict | None = None  # analysis/remat.py: jax.checkpoint recomputation, if any
 
     def to_json(self, top: int = 20) -> dict:
         return {
@@ -86,6 +87,7 @@ class MemoryReport:
             "by_op_name": [{"op_name": s, "bytes": b} for s, b in self.by_op_name],
             "timeline": {"bytes": list(self.timeline)},
             "files": dict(self.files),
+            "remat": self.remat,
         }
 
 
@@ -204,6 +206,15 @@ def _timeline_from_files(mf: MemoryFiles) -> list[int]:
 
 def memory_report(module: Module, files: MemoryFiles | None = None) -> MemoryReport:
     """The memory of an optimized module; exact when XLA's files are given."""
+    from .remat import remat_report
+
+    rep = _memory_report(module, files)
+    rr = remat_report(module, lambda i: user_source(module, i))
+    rep.remat = rr.to_json() if rr else None
+    return rep
+
+
+def _memory_report(module: Module, files: MemoryFiles | None) -> MemoryReport:
     idx = _Index(module)
     mf = files or MemoryFiles()
     if mf.buffer_assignment is None and mf.usage_report is None:

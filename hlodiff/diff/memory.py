@@ -33,7 +33,8 @@ def _side(rep: MemoryReport) -> dict:
                 "source": b.source if b else None, "op_name": b.op_name if b else None}
     return {"peak_bytes": rep.peak_bytes, "estimated": rep.estimated,
             "live_range_peak_bytes": rep.live_range_peak_bytes, "by_kind": dict(rep.by_kind),
-            "peak_at": peak, "live_at_peak": [b.to_json() for b in rep.live_at_peak[:10]]}
+            "peak_at": peak, "live_at_peak": [b.to_json() for b in rep.live_at_peak[:10]],
+            "remat": rep.remat}
 
 
 def _key(b) -> tuple:

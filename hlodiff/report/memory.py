@@ -51,6 +51,11 @@ def render_memory_text(rep: MemoryReport, top: int = 15) -> str:
     for d in rep.donated:
         L.append(f"  donated: parameter {d['parameter']} ({_clean(d['shape'])}, {fb(d['bytes'])}) "
                  f"is written in place by {_clean(', '.join(d['written_by'][:3])) or 'the output'}")
+    if rep.remat:
+        r = rep.remat
+        L.append(f"  jax.checkpoint: {r['recomputed_kernels']} recomputed kernels, "
+                 f"{r['in_forward']} scheduled in the forward pass, {r['in_backward']} in the "
+                 f"backward; {r['verdict']}")
     L.append("")
     L.append(f"Live at the peak: {len(rep.live_at_peak)} buffers, largest first")
     L.append(_row("bytes", "kind", "instruction (kernel)", "shape", "source"))
@@ -149,20 +154,25 @@ def memory_diff_text(mem: dict | None, limit: int = 10) -> str:
         return ""
     b, a = mem.get("before"), mem["after"]
     est = lambda s: " (estimated)" if s and s["estimated"] else ""
-    L = ["Memory (peak = what the device allocates)"]
+    L = ["", "Memory (peak = what the device allocates)"]
     if b:
         ch = mem["change_bytes"]
         pct = f" ({100.0 * ch / b['peak_bytes']:+.1f}%)" if b["peak_bytes"] else ""
         L.append(f"  peak {fb(b['peak_bytes'])}{est(b)} -> {fb(a['peak_bytes'])}{est(a)}: "
                  f"{_signed(ch)}{pct}")
-    else:
-        L.append(f"  peak of the optimized module {fb(a['peak_bytes'])}{est(a)}; "
-                 f"{mem.get('note', '')}")
+    else:  # optimization mode: one line in the summary
+        return f"  peak memory  {fb(a['peak_bytes'])}{est(a)} (the optimized module)\n"
     for side, s in (("before", b), ("after", a)):
         p = s and s.get("peak_at")
         if p:
-            L.append(f"  {side} peak at step {p['step']} ({_clean(p['instruction'])}, "
+            L.append(f"  {side}: XLA's live-range peak at step {p['step']} ({_clean(p['instruction'])}, "
                      f"{_clean(p['source'] or p['op_name'] or '?')})")
+    for side, s in (("before", b), ("after", a)):
+        r = s and s.get("remat")
+        if r:
+            L.append(f"  {side}: jax.checkpoint recomputes {r['recomputed_kernels']} kernels "
+                     f"({r['in_forward']} in the forward pass, {r['in_backward']} in the "
+                     f"backward): {r['verdict']}")
     if mem.get("peak_moved") is not None:
         L.append("  the peak moved to another point of the program" if mem["peak_moved"]
                  else "  the peak is at the same point of the program")
