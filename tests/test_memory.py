@@ -191,3 +191,40 @@ def test_remat_recompute_placement_cpu_vs_gpu():
                  "--format", "json"])["memory"]
     assert abs(mem["change_bytes"]) < 0.001 * mem["before"]["peak_bytes"]
     assert mem["after"]["remat"]["in_forward"] == cpu["in_forward"]
+
+
+def test_unoptimized_module_refused():
+    before = next((MEM / "cpu" / "mlp_b64").glob("*before_optimizations.txt"))
+    r = _run(["memory", before])
+    assert r.exit_code == 2 and "not an optimized module" in r.output
+
+
+def test_user_frame_skips_library_frames():
+    from hlodiff.analysis.memory import user_source
+    from hlodiff.hlo.parser import parse as parse_module
+
+    text = """HloModule m, is_scheduled=true
+
+FileNames
+1 "/home/me/train.py"
+2 "/usr/lib/python3.11/site-packages/flax/linen/linear.py"
+
+FunctionNames
+1 "loss"
+2 "__call__"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=42}
+2 {file_name_id=2 function_name_id=2 line=7}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=0}
+2 {file_location_id=2 parent_frame_id=1}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%p), metadata={op_name="jit(f)/neg" stack_frame_id=2}
+}
+"""
+    m = parse_module(text)
+    assert user_source(m, m.entry_computation["n"]) == "/home/me/train.py:42"

@@ -55,12 +55,16 @@ def memory(path, module_name, fmt, output, top, estimate, no_cache):
     from ..analysis.memory import memory_report
     from ..dumps.loader import load
     from ..dumps.memfiles import MemoryFiles, load_memory_files
+    from ..errors import InputError
 
     if fmt == "html" and not output:
         raise click.UsageError("--format html needs -o FILE")
     module_path = resolve_optimized(path, module_name)
     module = load(module_path, cache=not no_cache)
     files = MemoryFiles() if estimate else load_memory_files(module_path)
+    if not files.present and module.attributes.get("is_scheduled") != "true":
+        raise InputError(f"{module_path}: not an optimized module (no is_scheduled=true, no "
+                         "XLA memory files beside it); pass the *after_optimizations.txt dump")
     rep = memory_report(module, files)
     if fmt == "json":
         text = json.dumps(rep.to_json(top=max(top, 1)), indent=1) + "\n"

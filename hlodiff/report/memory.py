@@ -75,17 +75,32 @@ def render_memory_text(rep: MemoryReport, top: int = 15) -> str:
     return "\n".join(L) + "\n"
 
 
+def _downsample(values: list[int], most: int) -> list[tuple[int, int]]:
+    """(step, bytes) points, at most ``most`` of them, each bucket keeping its largest value
+    (so the peak survives)."""
+    n = len(values)
+    if n <= most:
+        return list(enumerate(values))
+    step = n / most
+    out = []
+    for k in range(most):
+        lo, hi = int(k * step), max(int((k + 1) * step), int(k * step) + 1)
+        t = max(range(lo, min(hi, n)), key=values.__getitem__)
+        out.append((t, values[t]))
+    return out
+
+
 def svg_timeline(rep: MemoryReport, width: int = 900, height: int = 300, labels: int = 5) -> str:
     """Bytes in use at each step of the schedule as an inline SVG (escaped text)."""
     e = html.escape
-    tl = rep.timeline or [rep.peak_bytes]
-    n = len(tl)
-    top = max(max(tl), rep.peak_bytes, 1)
+    tl = _downsample(rep.timeline or [rep.peak_bytes], 1500)
+    n = len(rep.timeline or [0])
+    top = max(max(v for _t, v in tl), rep.peak_bytes, 1)
     ml, mr, mt, mb = 70, 20, 20, 40
     w, h = width - ml - mr, height - mt - mb
     x = lambda t: ml + (w * t / max(n - 1, 1))
     y = lambda v: mt + h - h * v / top
-    pts = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in enumerate(tl))
+    pts = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in tl)
     area = f"{ml},{mt + h} " + pts + f" {x(n - 1):.1f},{mt + h}"
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-label="bytes in use over the schedule">',
