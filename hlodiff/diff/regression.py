@@ -1,114 +1,322 @@
-"""Regression mode: two optimized modules, compared kernel by kernel.
+"""Regression mode: two optimized modules (often from two JAX/XLA versions), kernel by kernel.
 
-Top-level instructions are paired through the pairs of what they compute: a fusion goes
-with the after fusion holding most of its fused instructions' partners. A before fusion
-whose insides land in several after fusions was *split*; an after fusion holding insides of
-several before fusions was *joined*.
+A *kernel* is a top-level instruction that runs: a fusion (with everything fused into it)
+or a lone dot, convolution, reduce, custom call, copy, ... Wrapper computations are seen
+through: a ``call`` that XLA:CPU's parallel task assigner (``parallel_*``) or small-while
+hoisting wraps around a kernel is not a kernel, the kernel inside it is.
+
+Kernels are paired with three kinds of evidence, strongest first:
+
+1. votes: the instruction matcher's pairs (run on version-normalized metadata, see
+   :mod:`.normalize`): how many of a kernel's instructions landed in which after kernel;
+2. metadata: shared (canonical op_name, source line) keys of the kernels' instructions;
+3. structure: equal output dims, similar multisets of opcodes inside.
+
+Pairs are made greedily, best score first, one before kernel to one after kernel. When the
+best open candidates of a kernel score the same and differ in what they compute (layers of
+a network look alike), nothing is claimed: the kernel is reported ``uncertain`` with its
+candidates. A before kernel whose instructions went to several after kernels was *split*;
+an after kernel holding instructions of several before kernels *joins* them.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from .analyses import NOT_KERNELS
 from .match import Matching
 from .result import InstructionFate
 from .view import Node, View
 
+# opcodes that say nothing about what a kernel computes
+_QUIET = {"parameter", "constant", "bitcast", "broadcast", "reshape", "copy", "tuple",
+          "get-tuple-element", "iota", "convert", "slice", "transpose"}
+_BUCKET_CAP = 64
+_TIE = 0.05
 
-def _tops(view: View) -> list[Node]:
-    return [n for n in view.nodes if n.fusion < 0 and n.home == n.idx]
+
+class Kernel:
+    """One kernel of one side: its node, the nodes it holds, and its evidence keys."""
+
+    __slots__ = ("idx", "node", "members", "keys", "ops", "label", "lines", "fp")
+
+    def __init__(self, idx: int, node: Node):
+        self.idx = idx
+        self.node = node
+        self.members: list[int] = []
+        self.keys: Counter = Counter()
+        self.ops: Counter = Counter()
+        self.label = ""
+        self.lines: set[str] = set()
+        self.fp = 0
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+def kernel_nodes(view: View) -> list[Node]:
+    """Top-level nodes that run as kernels; wrapper calls are not kernels (their insides are)."""
+    return [n for n in view.nodes
+            if n.fusion < 0 and n.home == n.idx and n.opcode not in NOT_KERNELS
+            and not (n.opcode in ("bitcast", "copy") and n.alias >= 0 and
+                     view.nodes[view.resolve(n.idx)].opcode == "parameter")]
+
+
+def label_of(ops: Counter, node: Node) -> str:
+    """What a kernel computes, in a few words: 'dot+add fusion', 'reduce', 'copy'."""
+    main = [o for o, _ in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])) if o not in _QUIET]
+    if node.opcode == "fusion":
+        kind = node.inst.custom_call_target or ""
+        head = "+".join(sorted(main[:3])) if main else "+".join(sorted(ops)[:2]) or "copy"
+        if "ynn" in node.name or "onednn" in node.name:
+            kind = "library "
+        return f"{kind}{head} fusion"
+    if node.opcode == "custom-call":
+        return f"custom-call {node.inst.custom_call_target}"
+    return node.opcode
+
+
+def build_kernels(view: View) -> tuple[list[Kernel], dict[int, int]]:
+    """Kernels of a view and node index -> kernel number (for the nodes they hold)."""
+    ks: list[Kernel] = []
+    of: dict[int, int] = {}
+    for n in kernel_nodes(view):
+        k = Kernel(len(ks), n)
+        ks.append(k)
+        of[n.idx] = k.idx
+    for n in view.nodes:
+        if n.fusion >= 0 and n.alias < 0 and n.opcode != "parameter":
+            k = of.get(n.fusion)
+            if k is not None:
+                ks[k].members.append(n.idx)
+                of[n.idx] = k
+    for k in ks:
+        n = k.node
+        if not k.members:
+            k.members.append(view.resolve(n.idx) if n.opcode not in ("copy", "bitcast") else n.idx)
+        for i in k.members:
+            x = view.nodes[i]
+            k.ops[x.opcode] += 1
+            if x.op_name and x.opcode not in ("parameter", "constant"):
+                line = x.src[0][1] if x.src else None
+                k.keys[(x.op_name, line)] += 1
+                if x.src and x.src[0][0]:
+                    k.lines.add(f"{x.src[0][0]}:{line}")
+        k.label = label_of(k.ops, n)
+        k.fp = hash((n.opcode, n.mdims, tuple(sorted(k.ops.items())), tuple(sorted(k.keys))))
+    return ks, of
+
+
+def _overlap(a: Counter, b: Counter) -> float:
+    if not a or not b:
+        return 0.0
+    inter = sum(min(v, b[k]) for k, v in a.items() if k in b)
+    return inter / max(sum(a.values()), sum(b.values()))
+
+
+def _score(kb: Kernel, ka: Kernel, votes: int) -> float:
+    s = 2.0 * votes / max(1, len(kb.members))
+    s += _overlap(kb.keys, ka.keys)
+    s += 0.5 * _overlap(kb.ops, ka.ops)
+    if kb.node.mdims == ka.node.mdims:
+        s += 0.5
+    if kb.node.opcode == ka.node.opcode:
+        s += 0.25
+    return s
+
+
+def _candidates(m: Matching, KB, KA, of_a) -> dict[int, dict[int, float]]:
+    """Before kernel -> {after kernel: score} from votes, shared keys and structure."""
+    A = m.after
+    votes: dict[int, Counter] = defaultdict(Counter)
+    for kb in KB:
+        for i in kb.members:
+            y = m.b2a[i]
+            if y >= 0:
+                ka = of_a.get(A.resolve(y) if A.nodes[y].alias >= 0 else y)
+                if ka is None:
+                    ka = of_a.get(A.nodes[y].home)
+                if ka is not None:
+                    votes[kb.idx][ka] += 1
+    by_key: dict = defaultdict(list)
+    for ka in KA:
+        for key in ka.keys:
+            by_key[key].append(ka.idx)
+    by_struct: dict = defaultdict(list)
+    for ka in KA:
+        by_struct[(ka.label, ka.node.mdims)].append(ka.idx)
+    out: dict[int, dict[int, float]] = {}
+    for kb in KB:
+        cands: set[int] = set(votes[kb.idx])
+        for key in kb.keys:
+            lst = by_key.get(key, ())
+            if len(lst) <= _BUCKET_CAP:
+                cands.update(lst)
+        if not cands:  # no metadata in common: the same kind of kernel on the same dims
+            lst = by_struct.get((kb.label, kb.node.mdims), ())
+            if len(lst) <= _BUCKET_CAP:
+                cands.update(lst)
+        sc = {}
+        for a in cands:
+            s = _score(kb, KA[a], votes[kb.idx].get(a, 0))
+            if s >= 1.0:
+                sc[a] = s
+        out[kb.idx] = sc
+    return out
+
+
+def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int, int]):
+    """Greedy one-to-one pairing. Returns (pairs b->a, uncertain b->[a...], votes)."""
+    cand = _candidates(m, KB, KA, of_a)
+    edges = [(s, b, a) for b, d in cand.items() for a, s in d.items()]
+    edges.sort(key=lambda e: (-e[0], e[1], e[2]))
+    pairs: dict[int, int] = {}
+    taken: set[int] = set()
+    uncertain: dict[int, list[int]] = {}
+    for s, b, a in edges:
+        if b in pairs or a in taken or b in uncertain:
+            continue
+        rivals = [x for x, t in cand[b].items() if x != a and x not in taken and s - t < _TIE]
+        if rivals:
+            # two open after kernels explain b equally well: when they compute different
+            # things (or the same thing for different layers) the evidence cannot decide
+            uncertain[b] = [a] + rivals
+            continue
+        # the same test from the after side: another open before kernel as good for a
+        brivals = [x for x, d in cand.items() if x != b and x not in pairs and x not in uncertain
+                   and a in d and s - d[a] < _TIE] if len(KB) < 20000 else []
+        if brivals:
+            uncertain[b] = [a]
+            for x in brivals:
+                uncertain.setdefault(x, [a])
+            continue
+        pairs[b] = a
+        taken.add(a)
+    # an uncertain kernel whose candidates all got paired elsewhere is simply unpaired
+    for b in list(uncertain):
+        open_c = [a for a in uncertain[b] if a not in taken]
+        if b in pairs or not open_c:
+            del uncertain[b]
+        else:
+            uncertain[b] = open_c
+    return pairs, uncertain, cand
+
+
+def _what(kb: Kernel, ka: Kernel) -> list[str]:
+    b, a = kb.node, ka.node
+    what = []
+    if a.opcode != b.opcode:
+        what.append(f"opcode {b.opcode} -> {a.opcode}")
+    if a.dims != b.dims:
+        what.append(f"shape {b.dims} -> {a.dims}")
+    if b.opcode == "fusion" and a.opcode == "fusion" and a.inst.fusion_kind != b.inst.fusion_kind:
+        what.append(f"kind {b.inst.fusion_kind} -> {a.inst.fusion_kind}")
+    mb = {o: c for o, c in kb.ops.items() if o not in _QUIET}
+    ma = {o: c for o, c in ka.ops.items() if o not in _QUIET}
+    if mb != ma:
+        gone = sorted(set(mb) - set(ma))
+        new = sorted(set(ma) - set(mb))
+        bits = []
+        if new:
+            bits.append("now also " + "+".join(new))
+        if gone:
+            bits.append("no longer " + "+".join(gone))
+        if not bits:
+            bits.append(f"ops {sum(mb.values())} -> {sum(ma.values())}")
+        what.append(", ".join(bits))
+    if b.inst.custom_call_target != a.inst.custom_call_target:
+        what.append(f"target {b.inst.custom_call_target} -> {a.inst.custom_call_target}")
+    return what
 
 
 def compare(m: Matching) -> tuple[list[InstructionFate], dict]:
+    """Kernel fates (one per before kernel) and the regression section of the result."""
     B, A = m.before, m.after
-    inner_homes: dict[int, Counter] = defaultdict(Counter)
-    inner_count_b: Counter = Counter()
-    for n in B.nodes:
-        if n.fusion >= 0 and n.alias < 0 and n.opcode != "parameter":
-            inner_count_b[n.fusion] += 1
-            y = m.b2a[n.idx]
+    KB, of_b = build_kernels(B)
+    KA, of_a = build_kernels(A)
+    pairs, uncertain, cand = pair_kernels(m, KB, KA, of_a)
+    # split / joined: where a kernel's instructions went, by the instruction matcher
+    went: dict[int, Counter] = defaultdict(Counter)
+    for kb in KB:
+        for i in kb.members:
+            y = m.b2a[i]
             if y >= 0:
-                inner_homes[n.fusion][A.nodes[y].home] += 1
-    inner_count_a: Counter = Counter(n.fusion for n in A.nodes
-                                     if n.fusion >= 0 and n.alias < 0 and n.opcode != "parameter")
-    claimed: dict[int, int] = {}
-    by_target: dict[tuple[str, int], list[int]] = defaultdict(list)
-    for n in _tops(A):
-        if n.alias >= 0 and n.opcode != "fusion":
-            by_target[(n.opcode, A.resolve(n.idx))].append(n.idx)
+                ka = of_a.get(y, of_a.get(A.nodes[y].home))
+                if ka is not None:
+                    went[kb.idx][ka] += 1
     fates: list[InstructionFate] = []
-    changes: list[dict] = []
-    fusion_notes: list[dict] = []
-    sources_of: dict[int, list[int]] = defaultdict(list)  # after fusion -> before fusions
-    for b in _tops(B):
-        partner = -1
-        if b.opcode == "fusion":
-            homes = inner_homes.get(b.idx)
-            if homes:
-                partner = homes.most_common(1)[0][0]
-                fusions_hit = [h for h in homes if A.nodes[h].opcode == "fusion"]
-                for h in fusions_hit:
-                    sources_of[h].append(b.idx)
-                if len(fusions_hit) > 1:
-                    fusion_notes.append({"kind": "split", "before": [b.name],
-                                         "after": [A.nodes[h].name for h in fusions_hit],
-                                         "what": f"{b.name} split into {len(fusions_hit)} fusions"})
-        elif b.alias >= 0:
-            y = m.b2a[B.resolve(b.idx)]
-            for c in by_target.get((b.opcode, y), ()) if y >= 0 else ():
-                if c not in claimed:
-                    partner = c
-                    break
-        else:
-            y = m.b2a[b.idx]
-            if y >= 0:
-                partner = A.nodes[y].home
-        if partner in claimed and b.opcode != "fusion":
-            partner = -1
+    kernels: list[dict] = []
+    for kb in KB:
+        b = kb.node
         f = InstructionFate(before=b.name, computation=b.comp, fate="only_before",
                             opcode=b.opcode, op_name=b.op_name, source=B.location(b))
-        if partner < 0:
-            f.reason = "no counterpart in the after module"
-            changes.append({"before": b.name, "after": None, "status": "only_before",
-                            "what": [f"{b.opcode} {b.inst.shape.text}"]})
+        a_i = pairs.get(kb.idx)
+        row = {"before": b.name, "after": None, "status": "only_before", "what": [],
+               "label_before": kb.label, "label_after": None, "lines": sorted(kb.lines)}
+        if a_i is None:
+            if kb.idx in uncertain:
+                f.fate = "uncertain"
+                names = [KA[a].name for a in uncertain[kb.idx]]
+                f.reason = "uncertain: " + ", ".join(names[:4])
+                row.update(status="uncertain", candidates=names[:8])
+            else:
+                f.reason = "no counterpart in the after module"
             fates.append(f)
+            kernels.append(row)
             continue
-        claimed.setdefault(partner, b.idx)
-        a = A.nodes[partner]
+        ka = KA[a_i]
+        a = ka.node
         f.after = a.name
         if a.opcode == "fusion":
             f.fusion, f.fusion_kind = a.name, a.inst.fusion_kind
-        what = []
-        if a.opcode != b.opcode:
-            what.append(f"opcode {b.opcode} -> {a.opcode}")
-        if a.inst.shape.text != b.inst.shape.text:
-            what.append(f"shape {b.inst.shape.text} -> {a.inst.shape.text}")
-        if b.opcode == "fusion" and a.opcode == "fusion":
-            if a.inst.fusion_kind != b.inst.fusion_kind:
-                what.append(f"kind {b.inst.fusion_kind} -> {a.inst.fusion_kind}")
-            nb, na = inner_count_b[b.idx], inner_count_a[a.idx]
-            if nb != na:
-                what.append(f"fused instructions {nb} -> {na}")
-        if len(b.inst.operands) != len(a.inst.operands):
-            what.append(f"operands {len(b.inst.operands)} -> {len(a.inst.operands)}")
-        if b.inst.custom_call_target != a.inst.custom_call_target:
-            what.append(f"target {b.inst.custom_call_target} -> {a.inst.custom_call_target}")
+        what = _what(kb, ka)
+        also = [KA[x].name for x, c in went[kb.idx].items() if x != a_i and c >= 2]
+        if also:
+            what.append(f"split: also into {', '.join(also[:3])}")
         f.fate = "changed" if what else "unchanged"
         f.reason = "; ".join(what) if what else "same"
-        if what:
-            changes.append({"before": b.name, "after": a.name, "status": "changed", "what": what})
+        row.update(after=a.name, status=f.fate, what=what, label_after=ka.label,
+                   lines_after=sorted(ka.lines))
         fates.append(f)
-    for h, bs in sources_of.items():
-        if len(bs) > 1:
-            fusion_notes.append({"kind": "joined", "before": [B.nodes[x].name for x in bs],
-                                 "after": [A.nodes[h].name],
-                                 "what": f"{len(bs)} fusions joined into {A.nodes[h].name}"})
-    for f in fates:
-        if f.fate == "changed" and f.fusion:
-            fusion_notes.append({"kind": "changed", "before": [f.before], "after": [f.after],
-                                 "what": f.reason})
-    for n in _tops(A):
-        if n.idx not in claimed and n.opcode != "parameter":
-            changes.append({"before": None, "after": n.name, "status": "only_after",
-                            "what": [f"{n.opcode} {n.inst.shape.text}"]})
-    return fates, {"changes": changes, "fusions": fusion_notes}
+        kernels.append(row)
+    paired_a = set(pairs.values())
+    sources: dict[int, list[int]] = defaultdict(list)
+    for b_i, c in went.items():
+        for x, cnt in c.items():
+            if cnt >= 2 and x in paired_a and pairs.get(b_i) != x:
+                sources[x].append(b_i)
+    row_of_after = {r["after"]: r for r in kernels if r["after"]}
+    fate_of = {f.before: f for f in fates}
+    for ka in KA:
+        if ka.idx in paired_a:
+            if sources.get(ka.idx):
+                row = row_of_after[ka.name]
+                row["what"].append("joined: also holds " + ", ".join(
+                    KB[x].name for x in sources[ka.idx][:3]))
+                row["status"] = "changed"
+                f = fate_of[row["before"]]
+                f.fate, f.reason = "changed", "; ".join(row["what"])
+            continue
+        kernels.append({"before": None, "after": ka.name, "status": "only_after",
+                        "what": [], "label_before": None, "label_after": ka.label,
+                        "lines": [], "lines_after": sorted(ka.lines)})
+    from .changelog import group_changes, kernels_per_line
+
+    changes = [_change(r) for r in kernels if r["status"] != "unchanged"]
+    reg = {"kernels": kernels, "changes": changes, "groups": group_changes(kernels),
+           "per_line": kernels_per_line(kernels),
+           "fusions": [], "pairs": len(pairs), "uncertain": len(uncertain),
+           "kernels_before": len(KB), "kernels_after": len(KA)}
+    return fates, reg
+
+
+def _change(row: dict) -> dict:
+    what = list(row["what"])
+    if row["status"] == "only_before":
+        what = what or [row["label_before"]]
+    elif row["status"] == "only_after":
+        what = what or [row["label_after"]]
+    elif row["status"] == "uncertain":
+        what = ["uncertain between " + ", ".join(row.get("candidates", [])[:4])]
+    return {"before": row["before"], "after": row["after"], "status": row["status"], "what": what}
