@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_NAME_TAIL = re.compile(r"(split: also into|joined: also holds) .*")
+_NAME_TAIL = re.compile(r"^(split: also into|joined: also holds|joined into|split off from) .*")
+_SHORT = {"split: also into": "split in several kernels", "joined: also holds":
+          "now also does other kernels' work", "joined into": "joined into another kernel",
+          "split off from": "split off from another kernel"}
 
 
 def _what_key(what: list[str]) -> tuple[str, ...]:
-    return tuple(_NAME_TAIL.sub(lambda m: m.group(1).split(":")[0], w) for w in what)
+    return tuple(_NAME_TAIL.sub(lambda m: _SHORT[m.group(1)], w) for w in what)
 
 
 def sentence(g: dict) -> str:

@@ -33,6 +33,7 @@ _QUIET = {"parameter", "constant", "bitcast", "broadcast", "reshape", "copy", "t
           "get-tuple-element", "iota", "convert", "slice", "transpose"}
 _BUCKET_CAP = 64
 _TIE = 0.05
+_JOIN_MIN = 1.5  # a join/split needs more than equal dims and opcode
 
 
 class Kernel:
@@ -203,6 +204,44 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
     return pairs, uncertain, cand
 
 
+def _best(d: dict[int, float], need: float) -> tuple[int, list[int]]:
+    """The best candidate scoring at least ``need``, or -1 and the tied candidates."""
+    ranked = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    if not ranked or ranked[0][1] < need:
+        return -1, []
+    ties = [x for x, s in ranked[1:] if ranked[0][1] - s < _TIE]
+    if ties:
+        return -1, [ranked[0][0]] + ties
+    return ranked[0][0], []
+
+
+def many_to_one(pairs: dict[int, int], uncertain: dict[int, list[int]], cand, KA):
+    """Kernels left over by the one-to-one pass: a before kernel whose work went into an
+    already paired after kernel was *joined* into it; an after kernel whose work came out of
+    an already paired before kernel was *split off* from it. Returns (joined b->a, split a->b)."""
+    joined: dict[int, int] = {}
+    for b, d in cand.items():
+        if b in pairs or b in uncertain:
+            continue
+        a, ties = _best(d, _JOIN_MIN)
+        if a >= 0:
+            joined[b] = a
+        elif ties:
+            uncertain[b] = ties
+    taken = set(pairs.values()) | set(joined.values())
+    rev: dict[int, dict[int, float]] = defaultdict(dict)
+    for b, d in cand.items():
+        for a, s in d.items():
+            if a not in taken:
+                rev[a][b] = s
+    split: dict[int, int] = {}
+    for a, d in rev.items():
+        b, _ties = _best(d, _JOIN_MIN)
+        if b >= 0 and (b in pairs or b in joined):
+            split[a] = b
+    return joined, split
+
+
 def _what(kb: Kernel, ka: Kernel) -> list[str]:
     b, a = kb.node, ka.node
     what = []
@@ -236,24 +275,25 @@ def compare(m: Matching) -> tuple[list[InstructionFate], dict]:
     KB, of_b = build_kernels(B)
     KA, of_a = build_kernels(A)
     pairs, uncertain, cand = pair_kernels(m, KB, KA, of_a)
-    # split / joined: where a kernel's instructions went, by the instruction matcher
-    went: dict[int, Counter] = defaultdict(Counter)
-    for kb in KB:
-        for i in kb.members:
-            y = m.b2a[i]
-            if y >= 0:
-                ka = of_a.get(y, of_a.get(A.nodes[y].home))
-                if ka is not None:
-                    went[kb.idx][ka] += 1
+    joined, split = many_to_one(pairs, uncertain, cand, KA)
+    holds: dict[int, list[int]] = defaultdict(list)  # after kernel -> before kernels joined in
+    for b_i, a_i in joined.items():
+        holds[a_i].append(b_i)
+    split_off: dict[int, list[int]] = defaultdict(list)  # before kernel -> after kernels split off
+    for a_i, b_i in split.items():
+        split_off[b_i].append(a_i)
+    primary_b = {a: b for b, a in pairs.items()}
     fates: list[InstructionFate] = []
     kernels: list[dict] = []
     for kb in KB:
         b = kb.node
         f = InstructionFate(before=b.name, computation=b.comp, fate="only_before",
                             opcode=b.opcode, op_name=b.op_name, source=B.location(b))
-        a_i = pairs.get(kb.idx)
         row = {"before": b.name, "after": None, "status": "only_before", "what": [],
                "label_before": kb.label, "label_after": None, "lines": sorted(kb.lines)}
+        fates.append(f)
+        kernels.append(row)
+        a_i = pairs.get(kb.idx, joined.get(kb.idx))
         if a_i is None:
             if kb.idx in uncertain:
                 f.fate = "uncertain"
@@ -262,51 +302,46 @@ def compare(m: Matching) -> tuple[list[InstructionFate], dict]:
                 row.update(status="uncertain", candidates=names[:8])
             else:
                 f.reason = "no counterpart in the after module"
-            fates.append(f)
-            kernels.append(row)
             continue
         ka = KA[a_i]
         a = ka.node
         f.after = a.name
         if a.opcode == "fusion":
             f.fusion, f.fusion_kind = a.name, a.inst.fusion_kind
-        what = _what(kb, ka)
-        also = [KA[x].name for x, c in went[kb.idx].items() if x != a_i and c >= 2]
-        if also:
-            what.append(f"split: also into {', '.join(also[:3])}")
+        if kb.idx in joined:
+            first = primary_b.get(a_i)
+            what = [f"joined into {a.name}" + (f" with {KB[first].name}" if first is not None
+                                                else "")]
+        else:
+            what = _what(kb, ka)
+            if holds.get(a_i):
+                what.append("joined: also holds " + ", ".join(KB[x].name for x in holds[a_i][:3]))
+            if split_off.get(kb.idx):
+                what.append("split: also into " + ", ".join(KA[x].name
+                                                              for x in split_off[kb.idx][:3]))
         f.fate = "changed" if what else "unchanged"
         f.reason = "; ".join(what) if what else "same"
         row.update(after=a.name, status=f.fate, what=what, label_after=ka.label,
                    lines_after=sorted(ka.lines))
-        fates.append(f)
-        kernels.append(row)
-    paired_a = set(pairs.values())
-    sources: dict[int, list[int]] = defaultdict(list)
-    for b_i, c in went.items():
-        for x, cnt in c.items():
-            if cnt >= 2 and x in paired_a and pairs.get(b_i) != x:
-                sources[x].append(b_i)
-    row_of_after = {r["after"]: r for r in kernels if r["after"]}
-    fate_of = {f.before: f for f in fates}
+    paired_a = set(pairs.values()) | set(joined.values())
     for ka in KA:
         if ka.idx in paired_a:
-            if sources.get(ka.idx):
-                row = row_of_after[ka.name]
-                row["what"].append("joined: also holds " + ", ".join(
-                    KB[x].name for x in sources[ka.idx][:3]))
-                row["status"] = "changed"
-                f = fate_of[row["before"]]
-                f.fate, f.reason = "changed", "; ".join(row["what"])
             continue
-        kernels.append({"before": None, "after": ka.name, "status": "only_after",
-                        "what": [], "label_before": None, "label_after": ka.label,
-                        "lines": [], "lines_after": sorted(ka.lines)})
+        row = {"before": None, "after": ka.name, "status": "only_after", "what": [],
+               "label_before": None, "label_after": ka.label, "lines": [],
+               "lines_after": sorted(ka.lines)}
+        if ka.idx in split:
+            kb = KB[split[ka.idx]]
+            row.update(before=kb.name, status="changed", label_before=kb.label,
+                       what=[f"split off from {kb.name}"])
+        kernels.append(row)
     from .changelog import group_changes, kernels_per_line
 
     changes = [_change(r) for r in kernels if r["status"] != "unchanged"]
     reg = {"kernels": kernels, "changes": changes, "groups": group_changes(kernels),
            "per_line": kernels_per_line(kernels),
-           "fusions": [], "pairs": len(pairs), "uncertain": len(uncertain),
+           "fusions": [], "pairs": len(pairs), "joined": len(joined), "split": len(split),
+           "uncertain": len(uncertain),
            "kernels_before": len(KB), "kernels_after": len(KA)}
     return fates, reg
 
