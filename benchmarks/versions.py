@@ -8,10 +8,11 @@ regression mode.
 
 **The truth.** Every kernel (see :func:`hlodiff.diff.regression.kernel_nodes`: top-level
 instructions that run, wrapper calls seen through) has a set of *truth keys*: for each
-instruction it holds that carries an op_name, (canonical op_name, source line), where the
-canonical op_name keeps the named scopes under the jitted function and the primitive
-(``jit(f)/jit(main)/jvp(jit(relu))/max`` and ``jit(f)/jvp()/jit(relu)/max`` are both
-``relu/max``) and the source line is the innermost frame's (``source_line`` or the
+instruction it holds that carries an op_name, (primitive, source line), where the
+primitive is the op_name's last component without its parameters
+(``jit(f)/jit(main)/jvp(jit(relu))/max``, ``jit(f)/jvp()/jit(relu)/max`` -> ``max``;
+``.../reduce_sum[axes=(1,)]`` -> ``reduce_sum``; scopes are left out because newer JAX adds
+helper scopes such as ``jit(dynamic_index_in_dim)``) and the source line is the innermost frame's (``source_line`` or the
 StackFrames table). A before kernel is *pairable* when some after kernel shares a key with
 it; a pair is *correct* when the two kernels share a key. Recall = pairable before kernels
 paired correctly / pairable before kernels. Precision = correct pairs / confident pairs
@@ -40,7 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from hlodiff.diff import diff_modules  # noqa: E402
-from hlodiff.diff.normalize import canon_op_name  # noqa: E402
+from hlodiff.diff.normalize import canon_op_name, primitive  # noqa: E402
 from hlodiff.diff.regression import build_kernels  # noqa: E402
 from hlodiff.diff.view import after_view  # noqa: E402
 from hlodiff.dumps.loader import load  # noqa: E402
@@ -69,7 +70,7 @@ def truth_keys(module) -> dict[str, set]:
             if md is None or not md.op_name or n.opcode in ("parameter", "constant"):
                 continue
             src = v.src_of(n.inst)
-            keys.add((canon_op_name(md.op_name), src[0][1] if src else None))
+            keys.add((primitive(canon_op_name(md.op_name)), src[0][1] if src else None))
         out[k.name] = keys
     return out
 

@@ -26,7 +26,8 @@ from .view import View
 # the transformation wrappers whose placement changed between versions
 _WRAPPERS = {"jvp", "transpose", "vmap", "pmap", "remat", "checkpoint", "rematted_computation",
              "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "linearize",
-             "while", "cond", "body", "branch_0", "branch_1", "scan", "shard_map", "xla_call"}
+             "while", "cond", "body", "branch_0", "branch_1", "scan", "shard_map", "xla_call",
+             "closed_call", "core_call", "custom_lin"}
 _SCOPE_CALLS = {"jit", "pjit", "named_call", "core_call", "remat", "checkpoint"}
 # primitives renamed between versions: old -> new
 _PRIM_ALIASES = {"pjit": "jit", "xla_call": "jit", "custom_jvp_call_jaxpr": "custom_jvp_call",
@@ -98,6 +99,14 @@ def canon_op_name(op_name: str | None) -> str | None:
     if len(_CACHE) < 200_000:
         _CACHE[op_name] = out
     return out
+
+
+def primitive(op_name: str | None) -> str | None:
+    """The primitive of a canonical op_name (its last component): the part every version
+    agrees on even where newer JAX adds helper scopes (``jit(dynamic_index_in_dim)``)."""
+    if not op_name:
+        return op_name
+    return op_name.rsplit("/", 1)[-1]
 
 
 def canon_src(src):

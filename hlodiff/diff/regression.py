@@ -25,6 +25,7 @@ from collections import Counter, defaultdict
 
 from .analyses import NOT_KERNELS
 from .match import Matching
+from .normalize import primitive
 from .result import InstructionFate
 from .view import Node, View
 
@@ -101,11 +102,11 @@ def build_kernels(view: View) -> tuple[list[Kernel], dict[int, int]]:
             k.ops[x.opcode] += 1
             if x.op_name and x.opcode not in ("parameter", "constant"):
                 line = x.src[0][1] if x.src else None
-                k.keys[(x.op_name, line)] += 1
+                k.keys[(primitive(x.op_name), line)] += 1
                 if x.src and x.src[0][0]:
                     k.lines.add(f"{x.src[0][0]}:{line}")
         k.label = label_of(k.ops, n)
-        k.fp = hash((n.opcode, n.mdims, tuple(sorted(k.ops.items())), tuple(sorted(k.keys))))
+        k.fp = hash((n.opcode, n.mdims, tuple(sorted(k.ops.items())), frozenset(k.keys)))
     return ks, of
 
 
@@ -145,8 +146,23 @@ def _candidates(m: Matching, KB, KA, of_a) -> dict[int, dict[int, float]]:
         for key in ka.keys:
             by_key[key].append(ka.idx)
     by_struct: dict = defaultdict(list)
+    by_target: dict[int, list[int]] = defaultdict(list)  # see-through copies by what they copy
     for ka in KA:
         by_struct[(ka.label, ka.node.mdims)].append(ka.idx)
+        if ka.node.alias >= 0 and ka.node.opcode != "fusion":
+            by_target[A.resolve(ka.node.idx)].append(ka.idx)
+    B = m.before
+    for kb in KB:
+        n = kb.node
+        if n.alias >= 0 and n.opcode != "fusion":
+            y = m.b2a[B.resolve(n.idx)]
+            for ka in by_target.get(y, ()) if y >= 0 else ():
+                if KA[ka].node.opcode == n.opcode:
+                    votes[kb.idx][ka] += 1
+    # the same compiler names kernels the same way: a re-dump, or a module against itself
+    names_a = {(ka.name, ka.node.opcode, ka.node.mdims): ka.idx for ka in KA}
+    same = [names_a.get((kb.name, kb.node.opcode, kb.node.mdims), -1) for kb in KB]
+    naming = sum(1 for x in same if x >= 0) >= 0.9 * max(1, len(KB)) and len(KA) <= 1.1 * len(KB)
     out: dict[int, dict[int, float]] = {}
     for kb in KB:
         cands: set[int] = set(votes[kb.idx])
@@ -158,9 +174,13 @@ def _candidates(m: Matching, KB, KA, of_a) -> dict[int, dict[int, float]]:
             lst = by_struct.get((kb.label, kb.node.mdims), ())
             if len(lst) <= _BUCKET_CAP:
                 cands.update(lst)
+        if naming and same[kb.idx] >= 0:
+            cands.add(same[kb.idx])
         sc = {}
         for a in cands:
             s = _score(kb, KA[a], votes[kb.idx].get(a, 0))
+            if naming and a == same[kb.idx]:
+                s += 0.5
             if s >= 1.0:
                 sc[a] = s
         out[kb.idx] = sc
