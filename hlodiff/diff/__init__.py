@@ -83,6 +83,9 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     lays = analyses.layouts(m)
     if mode == "regression":
         fl, reg = regression.compare(m)
+        # regression mode: what the optimizer added is in the only-after kernels; a layout
+        # change is one between paired kernels of equal shape
+        adds, lays = [], regression.layout_changes(m, reg, lays)
         fus = analyses.fusions(m, [])
         counts = {k: 0 for k in REGRESSION_FATES}
         for f in fl:

@@ -21,12 +21,13 @@ an after kernel holding instructions of several before kernels *joins* them.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 
 from .analyses import NOT_KERNELS
 from .match import Matching
 from .normalize import primitive
-from .result import InstructionFate
+from .result import InstructionFate, LayoutChange
 from .view import Node, View
 
 # opcodes that say nothing about what a kernel computes
@@ -375,3 +376,32 @@ def _change(row: dict) -> dict:
     elif row["status"] == "uncertain":
         what = ["uncertain between " + ", ".join(row.get("candidates", [])[:4])]
     return {"before": row["before"], "after": row["after"], "status": row["status"], "what": what}
+
+
+_LAYOUT_RE = re.compile(r"\{[^{}]*\}")
+
+
+def layout_changes(m: Matching, reg: dict, found: list[LayoutChange]) -> list[LayoutChange]:
+    """Layout changes between paired kernels whose shapes are equal but for the layout
+    (a rank or dimension change is a shape change, reported with the kernel)."""
+    out = []
+    for lc in found:  # the entry signature: only when its shapes are equal
+        if lc.before is None and lc.from_ and lc.to and \
+                _LAYOUT_RE.sub("", lc.from_) == _LAYOUT_RE.sub("", lc.to):
+            out.append(lc)
+    B, A = m.before.module, m.after.module
+    ib = {i.name: i for c in B.computations for i in c.instructions}
+    ia = {i.name: i for c in A.computations for i in c.instructions}
+    for row in reg["kernels"]:
+        if row["status"] not in ("changed", "unchanged") or not row["before"] or not row["after"]:
+            continue
+        b, a = ib.get(row["before"]), ia.get(row["after"])
+        if b is None or a is None:
+            continue
+        sb, sa = b.shape, a.shape
+        if sb.is_tuple or sa.is_tuple or sb.layout is None or sa.layout is None:
+            continue
+        if sb.dims_text == sa.dims_text and sb.rank > 1 and sb.layout != sa.layout:
+            out.append(LayoutChange(a.name, b.name, row.get("computation") or "",
+                                    str(sb.layout), str(sa.layout)))
+    return out
