@@ -189,32 +189,46 @@ def _candidates(m: Matching, KB, KA, of_a) -> dict[int, dict[int, float]]:
 
 
 def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int, int]):
-    """Greedy one-to-one pairing. Returns (pairs b->a, uncertain b->[a...], votes)."""
+    """Greedy one-to-one pairing, best score first. An edge whose before or after kernel has
+    an open rival within ``_TIE`` is held back; held-back kernels are retried once the other
+    pairs are made (a rival may have been taken meanwhile) until nothing changes. What is
+    still tied is ``uncertain``. Returns (pairs b->a, uncertain b->[a...], candidates)."""
     cand = _candidates(m, KB, KA, of_a)
+    rev: dict[int, dict[int, float]] = defaultdict(dict)
+    for b, d in cand.items():
+        for a, s in d.items():
+            rev[a][b] = s
     edges = [(s, b, a) for b, d in cand.items() for a, s in d.items()]
     edges.sort(key=lambda e: (-e[0], e[1], e[2]))
     pairs: dict[int, int] = {}
     taken: set[int] = set()
     uncertain: dict[int, list[int]] = {}
-    for s, b, a in edges:
-        if b in pairs or a in taken or b in uncertain:
-            continue
-        rivals = [x for x, t in cand[b].items() if x != a and x not in taken and s - t < _TIE]
-        if rivals:
-            # two open after kernels explain b equally well: when they compute different
-            # things (or the same thing for different layers) the evidence cannot decide
-            uncertain[b] = [a] + rivals
-            continue
-        # the same test from the after side: another open before kernel as good for a
-        brivals = [x for x, d in cand.items() if x != b and x not in pairs and x not in uncertain
-                   and a in d and s - d[a] < _TIE] if len(KB) < 20000 else []
-        if brivals:
-            uncertain[b] = [a]
-            for x in brivals:
-                uncertain.setdefault(x, [a])
-            continue
-        pairs[b] = a
-        taken.add(a)
+    for _ in range(8):
+        held: dict[int, list[int]] = {}
+        contested: set[int] = set()
+        made = 0
+        for s, b, a in edges:
+            if b in pairs or a in taken or b in held or b in contested:
+                continue
+            rivals = [x for x, t in cand[b].items() if x != a and x not in taken and s - t < _TIE]
+            if rivals:
+                # two open after kernels explain b equally well (layers of a network look
+                # alike): the evidence cannot decide, for now
+                held[b] = [a] + rivals
+                continue
+            brivals = [x for x, t in rev[a].items() if x != b and x not in pairs
+                       and s - t < _TIE]
+            if brivals:
+                # several before kernels explain a equally well: they were joined into it
+                # (many_to_one says so), or the evidence cannot decide which one it is
+                contested.add(b)
+                continue
+            pairs[b] = a
+            taken.add(a)
+            made += 1
+        uncertain = held
+        if not made or not (held or contested):
+            break
     # an uncertain kernel whose candidates all got paired elsewhere is simply unpaired
     for b in list(uncertain):
         open_c = [a for a in uncertain[b] if a not in taken]
