@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from itertools import combinations
 from pathlib import Path
 
@@ -174,15 +176,73 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+BEGIN, END = "<!-- versions:begin -->", "<!-- versions:end -->"
+
+
+def _machine() -> str:
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {cpu}, Linux, Python {platform.python_version()}"
+
+
+def write_results(path: Path, sections: list[tuple[Path, list[dict]]], seconds: float) -> None:
+    """Replace this script's section of RESULTS.md (between its markers) with fresh tables."""
+    import datetime
+    import subprocess
+
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    versions = sorted({r[k] for _, rows in sections for r in rows for k in ("old", "new")
+                       if "-" not in r[k]}, key=_vkey)
+    body = [BEGIN, "## Regression mode across JAX versions (benchmarks/versions.py)", "",
+            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {_machine()}, "
+            f"code at commit {commit} (plus uncommitted edits, if any), {seconds:.0f} s for all "
+            f"diffs. JAX/jaxlib versions: {', '.join(versions)}, each in its own venv, CPU "
+            "(fixtures/generate_versions.py). `python benchmarks/versions.py fixtures/versions "
+            "benchmarks/data/versions --results benchmarks/RESULTS.md`.", "",
+            "Truth: a kernel's keys are (primitive of the op_name, innermost source line) of "
+            "the instructions it holds; a pair is correct when the kernels share a key; a "
+            "before kernel is pairable when some after kernel shares one. Recall = pairable "
+            "kernels paired correctly / pairable; precision = correct / judged pairs. "
+            "Pairs include kernels *joined into* or *split off from* a paired kernel. "
+            "`uncertain`: kernels left unpaired because candidates tie (not counted as "
+            "pairs). The truth cannot tell layers of one Python loop apart (same op_names and "
+            "lines): it can only catch a pair across different operations.", ""]
+    for root, rows in sections:
+        tuned = "tuned on" if root.name == "versions" and root.parent.name == "fixtures" else \
+            "never tuned on"
+        body += [f"### {root} ({tuned})", "", table(rows), ""]
+    body.append(END)
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + "\n".join(body) + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(body) + "\n"
+    path.write_text(text)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("root", type=Path, nargs="+")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--results", type=Path, help="write the tables into this RESULTS.md")
     ap.add_argument("--verbose", action="store_true", help="print wrong and missed pairs")
     args = ap.parse_args(argv)
     allrows = []
+    sections = []
+    t0 = time.perf_counter()
     for root in args.root:
         rows = run(root)
+        sections.append((root, rows))
         allrows += rows
         print(f"### {root}\n")
         print(table(rows))
@@ -192,6 +252,8 @@ def main(argv=None) -> None:
                 if r.get("wrong") or r.get("missed"):
                     print(r["program"], r["old"], r["new"], "wrong:", r["wrong"],
                           "missed:", r["missed"])
+    if args.results:
+        write_results(args.results, sections, time.perf_counter() - t0)
     if args.json:
         args.json.write_text(json.dumps(allrows, indent=1, default=str))
 

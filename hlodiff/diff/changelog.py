@@ -29,7 +29,8 @@ def sentence(g: dict) -> str:
     if st == "changed":
         head = g["label_before"] if g["label_before"] == g["label_after"] else \
             f"{g['label_before']} → {g['label_after']}"
-        return f"{lead}{head}: {'; '.join(g['what'])}"
+        what = [w for w in g["what"] if w != f"{g['label_before']} -> {g['label_after']}"]
+        return f"{lead}{head}" + (f": {'; '.join(what)}" if what else "")
     if st == "only_before":
         return f"{lead}{g['label_before']} gone (no counterpart after)"
     if st == "only_after":

@@ -277,30 +277,57 @@ def many_to_one(pairs: dict[int, int], uncertain: dict[int, list[int]], cand, KA
     return joined, split
 
 
+# library calls of older XLA:CPU versions and the HLO operation each one is
+_LIBRARY_OPS = (("matmul", "dot"), ("conv", "convolution"), ("softmax", "softmax"),
+                ("layernorm", "layer norm"))
+
+
+def _computes(k: Kernel) -> set[str]:
+    """Opcodes a kernel computes, a library custom call counted as the op it implements."""
+    ops = {o for o in k.ops if o not in _QUIET}
+    t = (k.node.inst.custom_call_target or "").lower()
+    if k.node.opcode == "custom-call":
+        ops.discard("custom-call")
+        ops.update(op for key, op in _LIBRARY_OPS if key in t)
+    return ops
+
+
+def _main_dims(n: Node) -> str:
+    sh = n.inst.shape
+    if sh.is_tuple:  # a library call returns (result, scratch): compare the result
+        leaves = list(sh.leaves())
+        return leaves[0].dims_text if leaves else sh.dims_text
+    return sh.dims_text
+
+
 def _what(kb: Kernel, ka: Kernel) -> list[str]:
+    """How a paired kernel changed. The kernel labels (``dot -> library dot fusion``) say
+    what it was and became; these are the differences the labels do not show."""
     b, a = kb.node, ka.node
     what = []
-    if a.opcode != b.opcode:
-        what.append(f"opcode {b.opcode} -> {a.opcode}")
-    if a.dims != b.dims:
-        what.append(f"shape {b.dims} -> {a.dims}")
+    if a.opcode != b.opcode and kb.label == ka.label:
+        what.append(f"{b.opcode} -> {a.opcode}")
+    db, da = _main_dims(b), _main_dims(a)
+    if db != da:
+        what.append(f"shape {db} -> {da}")
     if b.opcode == "fusion" and a.opcode == "fusion" and a.inst.fusion_kind != b.inst.fusion_kind:
         what.append(f"kind {b.inst.fusion_kind} -> {a.inst.fusion_kind}")
-    mb = {o: c for o, c in kb.ops.items() if o not in _QUIET}
-    ma = {o: c for o, c in ka.ops.items() if o not in _QUIET}
-    if mb != ma:
-        gone = sorted(set(mb) - set(ma))
-        new = sorted(set(ma) - set(mb))
-        bits = []
-        if new:
-            bits.append("now also " + "+".join(new))
-        if gone:
-            bits.append("no longer " + "+".join(gone))
-        if not bits:
-            bits.append(f"ops {sum(mb.values())} -> {sum(ma.values())}")
-        what.append(", ".join(bits))
-    if b.inst.custom_call_target != a.inst.custom_call_target:
+    mb, ma = _computes(kb), _computes(ka)
+    new, gone = sorted(ma - mb), sorted(mb - ma)
+    if new:
+        what.append("now also " + "+".join(new))
+    if gone:
+        what.append("no longer " + "+".join(gone))
+    if not new and not gone and b.opcode == a.opcode == "fusion":
+        nb = sum(c for o, c in kb.ops.items() if o not in _QUIET)
+        na = sum(c for o, c in ka.ops.items() if o not in _QUIET)
+        if nb != na:
+            what.append(f"ops {nb} -> {na}")
+    if b.opcode == a.opcode == "custom-call" and \
+            b.inst.custom_call_target != a.inst.custom_call_target:
         what.append(f"target {b.inst.custom_call_target} -> {a.inst.custom_call_target}")
+    if not what and kb.label != ka.label:
+        what.append(f"{kb.label} -> {ka.label}")
     return what
 
 
