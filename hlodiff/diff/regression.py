@@ -153,13 +153,18 @@ def _candidates(m: Matching, KB, KA, of_a) -> dict[int, dict[int, float]]:
         if ka.node.alias >= 0 and ka.node.opcode != "fusion":
             by_target[A.resolve(ka.node.idx)].append(ka.idx)
     B = m.before
+    uses_a = _uses(A, [k for k in KA if k.node.alias >= 0 and k.node.opcode != "fusion"])
+    uses_b = _uses(B, [k for k in KB if k.node.alias >= 0 and k.node.opcode != "fusion"])
     for kb in KB:
         n = kb.node
         if n.alias >= 0 and n.opcode != "fusion":
             y = m.b2a[B.resolve(n.idx)]
+            mine = {(m.b2a[u], pos) for u, pos in uses_b.get(kb.idx, ()) if m.b2a[u] >= 0}
             for ka in by_target.get(y, ()) if y >= 0 else ():
                 if KA[ka].node.opcode == n.opcode:
-                    votes[kb.idx][ka] += 1
+                    # a copy of a paired value; copies of one value told apart by where
+                    # they are used (the same operand of paired users)
+                    votes[kb.idx][ka] += 1 + len(mine & set(uses_a.get(ka, ())))
     # the same compiler names kernels the same way: a re-dump, or a module against itself
     names_a = {(ka.name, ka.node.opcode, ka.node.mdims): ka.idx for ka in KA}
     same = [names_a.get((kb.name, kb.node.opcode, kb.node.mdims), -1) for kb in KB]
@@ -185,6 +190,27 @@ def _candidates(m: Matching, KB, KA, of_a) -> dict[int, dict[int, float]]:
             if s >= 1.0:
                 sc[a] = s
         out[kb.idx] = sc
+    return out
+
+
+def _uses(view: View, ks: list[Kernel]) -> dict[int, list[tuple[int, int]]]:
+    """Kernel -> (user node, operand position) for see-through kernels (copies), whose
+    users the view links to the copied value instead."""
+    want = {(k.node.comp, k.name): k.idx for k in ks}
+    out: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    if not want:
+        return out
+    comps = {c for c, _ in want}
+    for comp in view.module.computations:
+        if comp.name not in comps:
+            continue
+        for inst in comp.instructions:
+            for pos, o in enumerate(inst.operands):
+                k = want.get((comp.name, o))
+                if k is not None:
+                    u = view.top_names.get((comp.name, inst.name))
+                    if u is not None:
+                        out[k].append((view.resolve(u), pos))
     return out
 
 
