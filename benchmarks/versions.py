@@ -120,7 +120,7 @@ def _dims_differ(mb, ma, lc) -> bool:
             if i is not None:
                 return i.shape.dims_text
         return None
-    return dims(mb, lc.before) != dims(ma, lc.after)
+    return dims(mb, lc.before) != dims(ma, lc.instruction)
 
 
 def nothing_changed(path: Path, other: Path | None = None) -> int:

@@ -214,7 +214,50 @@ def _uses(view: View, ks: list[Kernel]) -> dict[int, list[tuple[int, int]]]:
     return out
 
 
-def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int, int]):
+def _kernel_graph(view: View, ks: list[Kernel], of: dict[int, int]):
+    """Operand kernels and user kernels of every kernel (through get-tuple-element, bitcast,
+    copy and other non-kernel plumbing, a few steps deep)."""
+    nodes = view.nodes
+    kernel_of_node = {k.node.idx: k.idx for k in ks}
+
+    def up(i: int) -> int:
+        for _ in range(4):
+            k = kernel_of_node.get(i)
+            if k is not None:
+                return k
+            n = nodes[i]
+            r = view.resolve(i)
+            k = of.get(r)
+            if k is None and nodes[r].home != r:
+                k = kernel_of_node.get(nodes[r].home)
+            if k is not None:
+                return k
+            if not n.raw_operands:
+                return -1
+            i = n.raw_operands[0]
+        return -1
+
+    ops: list[set[int]] = [set() for _ in ks]
+    users: list[set[int]] = [set() for _ in ks]
+    for k in ks:
+        for o in k.node.raw_operands:
+            x = up(o)
+            if x >= 0 and x != k.idx:
+                ops[k.idx].add(x)
+                users[x].add(k.idx)
+    return ops, users
+
+
+def _neighbours(b: int, a: int, pairs: dict[int, int], gb, ga) -> int:
+    """Operand and user kernels of b whose partners are operand / user kernels of a."""
+    ob, ub = gb
+    oa, ua = ga
+    n = sum(1 for x in ob[b] if pairs.get(x, -1) in oa[a])
+    return n + sum(1 for x in ub[b] if pairs.get(x, -1) in ua[a])
+
+
+def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int, int],
+                 of_b: dict[int, int]):
     """Greedy one-to-one pairing, best score first. An edge whose before or after kernel has
     an open rival within ``_TIE`` is held back; held-back kernels are retried once the other
     pairs are made (a rival may have been taken meanwhile) until nothing changes. What is
@@ -229,7 +272,9 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
     pairs: dict[int, int] = {}
     taken: set[int] = set()
     uncertain: dict[int, list[int]] = {}
-    for _ in range(8):
+    gb = ga = None
+    bonus: dict[tuple[int, int], int] = {}
+    for _ in range(12):
         held: dict[int, list[int]] = {}
         contested: set[int] = set()
         made = 0
@@ -253,8 +298,27 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
             taken.add(a)
             made += 1
         uncertain = held
-        if not made or not (held or contested):
+        if not held and not contested:
             break
+        if not made:
+            # structure: a tied kernel goes with the candidate whose operand and user
+            # kernels are the partners of its own (one layer's kernels feed each other)
+            if gb is None:
+                gb = _kernel_graph(m.before, KB, of_b)
+                ga = _kernel_graph(m.after, KA, of_a)
+            bumped = 0
+            for b in list(held) + list(contested):
+                for a in cand[b]:
+                    nb = _neighbours(b, a, pairs, gb, ga)
+                    if nb > bonus.get((b, a), 0):
+                        cand[b][a] += 0.25 * (nb - bonus.get((b, a), 0))
+                        rev[a][b] = cand[b][a]
+                        bonus[(b, a)] = nb
+                        bumped += 1
+            if not bumped:
+                break
+            edges = [(s, b, a) for b, d in cand.items() for a, s in d.items()]
+            edges.sort(key=lambda e: (-e[0], e[1], e[2]))
     # an uncertain kernel whose candidates all got paired elsewhere is simply unpaired
     for b in list(uncertain):
         open_c = [a for a in uncertain[b] if a not in taken]
@@ -362,7 +426,7 @@ def compare(m: Matching) -> tuple[list[InstructionFate], dict]:
     B, A = m.before, m.after
     KB, of_b = build_kernels(B)
     KA, of_a = build_kernels(A)
-    pairs, uncertain, cand = pair_kernels(m, KB, KA, of_a)
+    pairs, uncertain, cand = pair_kernels(m, KB, KA, of_a, of_b)
     joined, split = many_to_one(pairs, uncertain, cand, KA)
     holds: dict[int, list[int]] = defaultdict(list)  # after kernel -> before kernels joined in
     for b_i, a_i in joined.items():
