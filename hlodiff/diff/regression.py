@@ -28,20 +28,23 @@ from .analyses import NOT_KERNELS
 from .match import Matching
 from .normalize import primitive
 from .result import InstructionFate, LayoutChange
-from .view import Node, View
+from .view import Node, View, _match_dims
 
 # opcodes that say nothing about what a kernel computes
 _QUIET = {"parameter", "constant", "bitcast", "broadcast", "reshape", "copy", "tuple",
           "get-tuple-element", "iota", "convert", "slice", "transpose"}
 _BUCKET_CAP = 64
 _TIE = 0.05
+_PAIR_MIN = 1.0  # a pair needs more than equal dims and opcode
+_STRUCT_ONLY = 0.75  # structure alone: two agreeing neighbour kernels must back it up
 _JOIN_MIN = 1.5  # a join/split needs more than equal dims and opcode
 
 
 class Kernel:
     """One kernel of one side: its node, the nodes it holds, and its evidence keys."""
 
-    __slots__ = ("idx", "node", "members", "keys", "ops", "label", "lines", "fp")
+    __slots__ = ("idx", "node", "members", "keys", "ops", "label", "lines", "fp", "computes",
+                 "dims", "kind")
 
     def __init__(self, idx: int, node: Node):
         self.idx = idx
@@ -52,6 +55,9 @@ class Kernel:
         self.label = ""
         self.lines: set[str] = set()
         self.fp = 0
+        self.computes: set[str] = set()
+        self.dims = ""  # the result's dims (a library call's scratch buffer left out)
+        self.kind = ""  # what it mainly computes: "dot" for a oneDNN matmul or a ynn dot fusion
 
     @property
     def name(self) -> str:
@@ -107,6 +113,9 @@ def build_kernels(view: View) -> tuple[list[Kernel], dict[int, int]]:
                 if x.src and x.src[0][0]:
                     k.lines.add(f"{x.src[0][0]}:{line}")
         k.label = label_of(k.ops, n)
+        k.computes = _computes(k)
+        k.dims = _match_dims(_main_dims(n))
+        k.kind = next((o for o in ("dot", "convolution") if o in k.computes), k.label)
         k.fp = hash((n.opcode, n.mdims, tuple(sorted(k.ops.items())), frozenset(k.keys)))
     return ks, of
 
@@ -118,11 +127,15 @@ def _overlap(a: Counter, b: Counter) -> float:
     return inter / max(sum(a.values()), sum(b.values()))
 
 
+def _jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
 def _score(kb: Kernel, ka: Kernel, votes: int) -> float:
     s = 2.0 * votes / max(1, len(kb.members))
     s += _overlap(kb.keys, ka.keys)
-    s += 0.5 * _overlap(kb.ops, ka.ops)
-    if kb.node.mdims == ka.node.mdims:
+    s += 0.5 * max(_overlap(kb.ops, ka.ops), _jaccard(kb.computes, ka.computes))
+    if kb.dims == ka.dims:
         s += 0.5
     if kb.node.opcode == ka.node.opcode:
         s += 0.25
@@ -149,7 +162,7 @@ def _candidates(m: Matching, KB, KA, of_a) -> dict[int, dict[int, float]]:
     by_struct: dict = defaultdict(list)
     by_target: dict[int, list[int]] = defaultdict(list)  # see-through copies by what they copy
     for ka in KA:
-        by_struct[(ka.label, ka.node.mdims)].append(ka.idx)
+        by_struct[(ka.kind, ka.dims)].append(ka.idx)
         if ka.node.alias >= 0 and ka.node.opcode != "fusion":
             by_target[A.resolve(ka.node.idx)].append(ka.idx)
     B = m.before
@@ -176,18 +189,21 @@ def _candidates(m: Matching, KB, KA, of_a) -> dict[int, dict[int, float]]:
             lst = by_key.get(key, ())
             if len(lst) <= _BUCKET_CAP:
                 cands.update(lst)
-        if not cands:  # no metadata in common: the same kind of kernel on the same dims
-            lst = by_struct.get((kb.label, kb.node.mdims), ())
-            if len(lst) <= _BUCKET_CAP:
-                cands.update(lst)
+        # the same kind of kernel on the same dims: a candidate on structure alone, paired
+        # only when its operand and user kernels agree (see pair_kernels)
+        lst = by_struct.get((kb.kind, kb.dims), ())
+        struct_only = set(lst) - cands if len(lst) <= _BUCKET_CAP else set()
+        cands.update(struct_only)
         if naming and same[kb.idx] >= 0:
             cands.add(same[kb.idx])
         sc = {}
         for a in cands:
             s = _score(kb, KA[a], votes[kb.idx].get(a, 0))
+            if a in struct_only:
+                s -= _STRUCT_ONLY
             if naming and a == same[kb.idx]:
                 s += 0.5
-            if s >= 1.0:
+            if s >= _PAIR_MIN - _STRUCT_ONLY:
                 sc[a] = s
         out[kb.idx] = sc
     return out
@@ -279,6 +295,8 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
         contested: set[int] = set()
         made = 0
         for s, b, a in edges:
+            if s < _PAIR_MIN:
+                break
             if b in pairs or a in taken or b in held or b in contested:
                 continue
             rivals = [x for x, t in cand[b].items() if x != a and x not in taken and s - t < _TIE]
@@ -298,7 +316,8 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
             taken.add(a)
             made += 1
         uncertain = held
-        if not held and not contested:
+        if not held and not contested and not any(
+                b not in pairs and any(a not in taken for a in d) for b, d in cand.items()):
             break
         if not made:
             # structure: a tied kernel goes with the candidate whose operand and user
@@ -307,7 +326,7 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
                 gb = _kernel_graph(m.before, KB, of_b)
                 ga = _kernel_graph(m.after, KA, of_a)
             bumped = 0
-            for b in list(held) + list(contested):
+            for b in [x for x in cand if x not in pairs]:
                 for a in cand[b]:
                     nb = _neighbours(b, a, pairs, gb, ga)
                     if nb > bonus.get((b, a), 0):
