@@ -345,7 +345,10 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
             del uncertain[b]
         else:
             uncertain[b] = open_c
-    return pairs, uncertain, cand
+    if gb is None:
+        gb = _kernel_graph(m.before, KB, of_b)
+        ga = _kernel_graph(m.after, KA, of_a)
+    return pairs, uncertain, cand, gb, ga
 
 
 def _best(d: dict[int, float], need: float) -> tuple[int, list[int]]:
@@ -359,18 +362,24 @@ def _best(d: dict[int, float], need: float) -> tuple[int, list[int]]:
     return ranked[0][0], []
 
 
-def many_to_one(pairs: dict[int, int], uncertain: dict[int, list[int]], cand, KA):
+def many_to_one(pairs: dict[int, int], uncertain: dict[int, list[int]], cand, KA, gb, ga):
     """Kernels left over by the one-to-one pass: a before kernel whose work went into an
     already paired after kernel was *joined* into it; an after kernel whose work came out of
-    an already paired before kernel was *split off* from it. Returns (joined b->a, split a->b)."""
+    an already paired before kernel was *split off* from it. A neighbour kernel (operand or
+    user) whose partner is the candidate is the strongest sign of a join: fusion merged the
+    two. Returns (joined b->a, split a->b)."""
     joined: dict[int, int] = {}
     for b, d in cand.items():
-        if b in pairs or b in uncertain:
+        if b in pairs:
             continue
-        a, ties = _best(d, _JOIN_MIN)
+        near = [pairs.get(x, -1) for x in gb[0][b] | gb[1][b]]
+        d2 = {a: s + 0.5 * near.count(a) + 0.25 * _neighbours(b, a, pairs, gb, ga)
+              for a, s in d.items()}
+        a, ties = _best(d2, _JOIN_MIN)
         if a >= 0:
             joined[b] = a
-        elif ties:
+            uncertain.pop(b, None)
+        elif ties and b not in uncertain:
             uncertain[b] = ties
     taken = set(pairs.values()) | set(joined.values())
     rev: dict[int, dict[int, float]] = defaultdict(dict)
@@ -445,8 +454,8 @@ def compare(m: Matching) -> tuple[list[InstructionFate], dict]:
     B, A = m.before, m.after
     KB, of_b = build_kernels(B)
     KA, of_a = build_kernels(A)
-    pairs, uncertain, cand = pair_kernels(m, KB, KA, of_a, of_b)
-    joined, split = many_to_one(pairs, uncertain, cand, KA)
+    pairs, uncertain, cand, gb, ga = pair_kernels(m, KB, KA, of_a, of_b)
+    joined, split = many_to_one(pairs, uncertain, cand, KA, gb, ga)
     holds: dict[int, list[int]] = defaultdict(list)  # after kernel -> before kernels joined in
     for b_i, a_i in joined.items():
         holds[a_i].append(b_i)
