@@ -128,14 +128,14 @@ def _xla_bytes(text: str) -> int:
     return total
 
 
-@pytest.mark.parametrize("d", CPU8 + [ROOT / "gpu" / "mlp_dp8", ROOT / "gpu" / "tp_mlp8"],
+@pytest.mark.parametrize("d", CPU8 + [ROOT / "gpu" / n for n in ("mlp_dp8", "tp_mlp8", "tp_mlp_2x4")],
                          ids=lambda p: p.parent.name + "/" + p.name)
 def test_every_collective_is_reported_with_xla_bytes_and_groups(d):
     before, after = _pair(d)
     rep = analyze_collectives(load(str(after)), load(str(before)))
     xla = _xla_collectives(after)
     assert xla, "every sharded fixture has collectives"
-    ours = {c.name: c for c in rep.collectives}
+    ours = {c.wrapped or c.name: c for c in rep.collectives}  # async-start: the wrapped op
     assert sorted(ours) == sorted(n for n, _ in xla)
     for name, text in xla:
         c = ours[name]
@@ -225,3 +225,14 @@ def test_cli_show_diff_and_gate(tmp_path):
     out = tmp_path / "r.html"
     r = CliRunner().invoke(main, [d, "--format", "html", "-o", str(out)])
     assert r.exit_code == 0 and "id='devices'" in out.read_text()
+
+
+def test_two_dimensional_mesh_groups_with_device_order():
+    """mesh[...], device_ids=([2,4]T(1,0)) {'axis_1'}: XLA's form for a 2x4 mesh's axis."""
+    before, after = _pair(ROOT / "gpu" / "tp_mlp_2x4")
+    rep = analyze_collectives(load(str(after)), load(str(before)))
+    (c,) = rep.collectives
+    assert "device_ids" in c.groups_text
+    # the model axis of a 2x4 mesh over devices 0..7: two groups of four neighbours
+    assert sorted(map(sorted, c.groups)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert c.mesh_axes == ["model"]

@@ -39,6 +39,7 @@ class Collective:
     in_bytes: int
     out_bytes: int
     done: str | None = None  # the -done instruction of an async pair
+    wrapped: str | None = None  # the collective inside an async-start's computation
     is_async: bool = False
     groups: list[list[int]] = field(default_factory=list)
     groups_text: str | None = None
@@ -67,6 +68,8 @@ class Collective:
              "async": self.is_async}
         if self.done:
             d["done"] = self.done
+        if self.wrapped:
+            d["wrapped"] = self.wrapped
         if self.groups:
             d["replica_groups"] = self.groups
             d["group_size"] = self.group_size
@@ -201,13 +204,17 @@ def analyze_collectives(module: Module, before: Module | None = None) -> Collect
                            out_bytes=inst.shape.byte_size,
                            op_name=holder.op_name or inst.op_name,
                            source=holder.source or inst.source)
+            if holder is not inst:
+                c.wrapped = holder.name
+                c.out_bytes = holder.shape.byte_size
             if inst.opcode.endswith("-start"):
                 c.is_async = True
                 done = next((u for u in users.get(inst.name, [])
                              if u.opcode.endswith("-done")), None)
                 if done is not None:
                     c.done = done.name
-                    c.out_bytes = done.shape.byte_size
+                    if holder is inst:
+                        c.out_bytes = done.shape.byte_size
                     lo, hi = order[inst.name], order[done.name]
                     between = [i for i in comp.instructions[lo + 1:hi]
                                if i.opcode not in FREE_OPS and not i.opcode.endswith("-done")]

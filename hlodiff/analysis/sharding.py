@@ -22,7 +22,9 @@ from ..hlo.model import Module
 _IOTA = re.compile(r"\[([\d,\s]*)\]\s*<=\s*\[([\d,\s]*)\](?:\s*T\(([\d,\s]*)\))?")
 _SDY_MESH = re.compile(r'(\w+)\s*=\s*#sdy\.mesh<\s*\[([^\]]*)\](?:\s*,\s*device_ids\s*=\s*\[([\d,\s]*)\])?')
 _AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
-_MESH_GROUPS = re.compile(r"mesh\[([^\]]*)\]\s*(?:<=\s*\[[^\]]*\](?:T\([^)]*\))?\s*)?\{([^}]*)\}")
+_MESH_GROUPS = re.compile(r"mesh\[([^\]]*)\]\s*(?:,\s*device_ids=(\((?:[^()]|\([^()]*\))*\)"
+                          r"|\[[^\]]*\]))?\s*\{([^}]*)\}")
+_DEV_IOTA = re.compile(r"\[([\d,\s]*)\](?:\s*T\(([\d,\s]*)\))?")
 _MESH_AXIS = re.compile(r"'([^']+)'\s*=\s*(\d+)")
 
 
@@ -118,10 +120,16 @@ def parse_groups(text: str | None, num_devices: int | None = None) -> tuple[list
     if m:
         axes = [(a, int(s)) for a, s in _MESH_AXIS.findall(m.group(1))]
         mesh = Mesh(axes)
-        iota = _IOTA.search(t[m.start():m.end()])
-        if iota:
-            mesh.device_ids = iota_devices(_ints(iota.group(2)), _ints(iota.group(3) or ""))
-        named = re.findall(r"'([^']+)'", m.group(2))
+        ids_text = m.group(2)
+        if ids_text and ids_text.startswith("("):  # ([2,4]T(1,0)): an iota device order
+            di = _DEV_IOTA.search(ids_text)
+            if di:
+                mesh.device_ids = iota_devices(_ints(di.group(1)), _ints(di.group(2) or ""))
+        elif ids_text:
+            mesh.device_ids = _ints(ids_text)
+        if mesh.device_ids is not None and len(mesh.device_ids) != mesh.size:
+            mesh.device_ids = None
+        named = re.findall(r"'([^']+)'", m.group(3))
         idx = tuple(i for i, (a, _) in enumerate(axes) if a in named)
         return mesh.groups_over(idx), mesh, named
     m = _IOTA.fullmatch(t)

@@ -38,8 +38,10 @@ def shard_ways(global_shape: Shape, local: Shape, nparts: int,
     """Into how many pieces ``global_shape`` was cut to give ``local`` (0: not a shard of it)."""
     if nparts <= 1 or global_shape.is_tuple or local.is_tuple:
         return 0
-    if global_shape.element_type != local.element_type or global_shape.rank != local.rank:
+    if global_shape.element_type != local.element_type or global_shape.rank < local.rank:
         return 0
+    if global_shape.rank != local.rank:
+        return _squeezed_ways(global_shape.dims, local.dims, nparts)
     ge, le = global_shape.num_elements, local.num_elements
     if le <= 0 or ge <= le:
         return 0
@@ -64,6 +66,25 @@ def shard_ways(global_shape: Shape, local: Shape, nparts: int,
     return ways
 
 
+def _squeezed_ways(g: tuple[int, ...], loc: tuple[int, ...], nparts: int) -> int:
+    """Ways, when dims cut down to one piece per device were dropped (``f32[8,128]`` split 8
+    ways on dim 0 is ``f32[128]`` per device): align the dims left to right."""
+    ways, j = 1, 0
+    for d in g:
+        if j < len(loc) and 0 < loc[j] <= d:
+            w = -(-d // loc[j])
+            if -(-d // w) == loc[j]:
+                ways *= w
+                j += 1
+                continue
+        if d > nparts:
+            return 0
+        ways *= d  # a dim cut into pieces of one, then squeezed away
+    if j != len(loc) or ways <= 1 or nparts % ways:
+        return 0
+    return ways
+
+
 def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
     """'partitioned N ways (global -> per device)' when ``a`` computes ``b``'s shard."""
     if nparts <= 1:
@@ -81,22 +102,30 @@ def same_entry_layouts(before_text: str, after_text: str) -> bool:
 
 
 def per_device_bytes(m, nparts: int, not_kernels: set) -> int:
-    """Bytes the before module's kernels would move on one device.
+    """An estimate of the bytes the before module's kernels would move on one device.
 
-    Each before array counts its global bytes divided by the pieces its matched after
-    instruction shows (replicated arrays, and arrays with no match, count whole), so that
-    the before and after figures of a partitioned diff are comparable.
+    Each before array counts its global bytes divided by the pieces it is cut into: the
+    ratio to its matched after instruction when that is a shard of it; otherwise the
+    largest cut among its operands that divides its element count (sharding flows from
+    operands to results); replicated arrays count whole. The before and after figures of
+    a partitioned diff are then comparable, per device.
     """
     B, A = m.before, m.after
+    ways = [1] * len(B.nodes)
+    for n in B.nodes:  # operands come before their users in a view
+        y = m.b2a[n.idx]
+        w = 0
+        if y >= 0:
+            w = shard_ways(n.inst.shape, A.nodes[y].inst.shape, nparts,
+                           n.inst.attrs.get("sharding"))
+        if not w:
+            elems = n.inst.shape.num_elements if not n.inst.shape.is_tuple else 0
+            cands = [ways[o] for o in n.raw_operands if 0 <= o < n.idx]
+            w = max((c for c in cands if elems and elems % c == 0), default=1)
+        ways[n.idx] = w or 1
 
     def local(idx: int) -> int:
-        n = B.nodes[idx]
-        size = n.inst.shape.byte_size
-        y = m.b2a[idx]
-        if y < 0:
-            return size
-        ways = shard_ways(n.inst.shape, A.nodes[y].inst.shape, nparts, n.inst.attrs.get("sharding"))
-        return size // ways if ways else size
+        return B.nodes[idx].inst.shape.byte_size // ways[idx]
 
     total = 0
     for n in B.nodes:
