@@ -34,6 +34,7 @@ def main() -> None:
     hlodiff BEFORE.txt AFTER.txt    explain optimization (same as `hlodiff diff`)
     hlodiff show FILE               one module at a glance
     hlodiff passes DUMP_DIR         which XLA pass did what (pass-by-pass dumps)
+    hlodiff memory FILE|DUMP_DIR    peak memory and what is live at the peak
     """
 
 
@@ -41,10 +42,11 @@ def main() -> None:
 from .cache import cache  # noqa: E402
 from .capture import capture  # noqa: E402
 from .diff import diff  # noqa: E402
+from .memory import memory  # noqa: E402
 from .passes import passes  # noqa: E402
 from .render import render  # noqa: E402
 from .run import run  # noqa: E402
 from .show import show  # noqa: E402
 
-for _command in (diff, show, passes, render, capture, run, cache):
+for _command in (diff, show, passes, memory, render, capture, run, cache):
     main.add_command(_command)

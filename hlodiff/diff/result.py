@@ -38,7 +38,18 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
       "regression": null | {"changes": [{"before": str|null, "after": str|null,
                    "status": str, "what": [str]}],
                    "fusions": [{"kind": "split"|"joined"|"changed", "before": [str],
-                                "after": [str], "what": str}]}
+                                "after": [str], "what": str}]},
+      "memory": null | {       # diff/memory.py; null when the after module is not optimized
+        "before": null | SIDE, "after": SIDE,   # before is null in optimization mode
+            # SIDE = {"peak_bytes": int (XLA's allocation total, or the estimate),
+            #         "estimated": bool, "live_range_peak_bytes": int|null,
+            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...]}
+        "change_bytes": int|null,
+        "growth_by_source": [{"source", "before", "after", "change"}],
+        "growth_by_op_name": [{"op_name", "before", "after", "change"}],
+        "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
+        "peak_moved": bool|null}
+      # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
     }
 """
 
@@ -114,6 +125,7 @@ class DiffResult:
     summary: dict
     by_source: list[dict] = field(default_factory=list)
     regression: dict | None = None
+    memory: dict | None = None  # see diff/memory.py
     timings: dict = field(default_factory=dict)
     _index: dict | None = None
 
@@ -138,4 +150,5 @@ class DiffResult:
             "layouts": [lc.to_json() for lc in self.layouts],
             "by_source": list(self.by_source),
             "regression": self.regression,
+            "memory": self.memory,
         }
