@@ -76,4 +76,4 @@ def memory(path, module_name, fmt, output, top, estimate, no_cache):
         from ..report.memory import render_memory_text
 
         text = render_memory_text(rep, top=max(top, 1))
-    _write(output, text)
+    _write(output, text, [module_path, *(files.paths or {}).values()], plain=fmt == "text")
