@@ -85,6 +85,7 @@ def validate(module: Module, text: str) -> None:
     where = _Where(text)
     _check_long_integers(text)
     comps = module.by_name
+    async_callers: dict[str, Instruction] = {}
     for comp in module.computations:
         params: dict[int, Instruction] = {}
         for inst in comp.instructions:
@@ -120,6 +121,14 @@ def validate(module: Module, text: str) -> None:
                                   f"'{inst.name}' without one", "parameter(")
             if inst.opcode == "constant" and inst.literal is not None:
                 _check_literal(where, inst)
+            if inst.opcode in ("async-update", "async-done"):
+                _check_async(where, module, comp, inst)
+            elif inst.opcode == "async-start" and "calls" in inst.attrs and inst.calls:
+                other = async_callers.setdefault(inst.calls[0], inst)
+                if other is not inst:
+                    raise where.error(inst, inst.line, "one async-start per wrapped computation",
+                                      f"'{inst.calls[0]}' also started by '{other.name}'",
+                                      inst.calls[0])
         if params and max(params) >= len(params):
             missing = min(set(range(len(params))) - set(params))
             inst = params[max(params)]
@@ -129,6 +138,42 @@ def validate(module: Module, text: str) -> None:
                               "parameter(")
     if module.entry not in comps:
         raise HloSyntaxError(text, 0, "an ENTRY computation", found="none")
+
+
+def _check_async(where: _Where, module: Module, comp, inst: Instruction) -> None:
+    """async-update/-done: an async operand first, and the same wrapped op, computation and
+    execution thread as the async-start of their chain (XLA's parser checks each)."""
+    if not inst.operands:  # newer XLA lets async-update take operands after the async op
+        raise where.error(inst, inst.line, f"an async operation as the operand of {inst.opcode}",
+                          "no operands")
+    op = comp.by_name.get(inst.operands[0])
+    if op is None or op.opcode not in ("async-start", "async-update"):
+        raise where.error(inst, inst.line, f"an async-start or async-update as the operand of "
+                          f"{inst.opcode}", f"'{inst.operands[0]}' ({op.opcode if op else '?'})",
+                          inst.operands[0])
+    start, seen = op, set()
+    while start.opcode == "async-update" and start.operands and start.name not in seen:
+        seen.add(start.name)
+        nxt = comp.by_name.get(start.operands[0])
+        if nxt is None:
+            break
+        start = nxt
+    if start.opcode != "async-start":
+        return
+    wrapped = start.async_wrapped
+    if wrapped is None and start.calls and start.calls[0] in module.by_name:
+        called = module.by_name[start.calls[0]]
+        wrapped = called.by_name[called.root].opcode if called.root in called.by_name else None
+    if inst.async_wrapped and wrapped and inst.async_wrapped != wrapped:
+        raise where.error(inst, inst.line, f"the op its async-start wraps ({wrapped})",
+                          inst.async_wrapped, inst.async_wrapped)
+    if "calls" in inst.attrs and start.calls and inst.calls and inst.calls != start.calls:
+        raise where.error(inst, inst.line, f"calls={start.calls[0]} as on its async-start",
+                          f"calls={inst.calls[0]}", "calls=")
+    thread = inst.attrs.get("async_execution_thread")
+    if thread is not None and thread != start.attrs.get("async_execution_thread", '"main"'):
+        raise where.error(inst, inst.line, "the execution thread of its async-start",
+                          thread, "async_execution_thread")
 
 
 def _check_literal(where: _Where, inst: Instruction) -> None:
