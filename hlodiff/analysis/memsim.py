@@ -29,11 +29,12 @@ _SHARE = {"bitcast", "get-tuple-element", "tuple", "while", "optimization-barrie
           "add-dependency"}
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
 _TIMED = ("temp", "output")  # kinds whose bytes count only while live
-_ELEMENTWISE = frozenset(
-    "abs add and atan2 cbrt ceil clamp compare convert cos divide exp expm1 floor imag is-finite "
-    "log log1p logistic maximum minimum multiply negate not or popcnt power real remainder "
-    "round-nearest-afz round-nearest-even rsqrt select shift-left shift-right-arithmetic "
-    "shift-right-logical sign sin sqrt subtract tan tanh xor erf".split())
+_ELEMENTWISE = frozenset(  # HLO opcode names
+    "abs add and atan2 cbrt ceil clamp compare complex convert cosine divide erf exponential "
+    "exponential-minus-one floor imag is-finite log log-plus-one logistic maximum minimum "
+    "multiply negate not or popcnt power real reduce-precision remainder round-nearest-afz "
+    "round-nearest-even rsqrt select shift-left shift-right-arithmetic shift-right-logical "
+    "sign sine sqrt subtract tan tanh xor".split())
 _ALIAS = re.compile(r"\{([0-9, ]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([0-9, ]*)\}")
 
 
