@@ -47,6 +47,7 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         "change_bytes": int|null,
         "growth_by_source": [{"source", "before", "after", "change"}],
         "growth_by_op_name": [{"op_name", "before", "after", "change"}],
+        "growth_by_kernel": [{"kernel", "before", "after", "change"}],
         "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
         "peak_moved": bool|null}
       # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"

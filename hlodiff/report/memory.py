@@ -200,6 +200,10 @@ def memory_diff_text(mem: dict | None, limit: int = 10) -> str:
         L.append("  growth at the peak by op_name:")
         for g in mem["growth_by_op_name"][:limit]:
             L.append(f"    {_signed(g['change']):>11}  {_clean(g['op_name'])}")
+    if mem.get("growth_by_kernel"):
+        L.append("  growth at the peak by kernel:")
+        for g in mem["growth_by_kernel"][:min(limit, 5)]:
+            L.append(f"    {_signed(g['change']):>11}  {_clean(g['kernel'])}")
     if mem["new_at_peak"]:
         L.append("  new at the peak:")
         for n in mem["new_at_peak"][:limit]:
