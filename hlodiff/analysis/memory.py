@@ -175,7 +175,9 @@ def _timeline_from_files(mf: MemoryFiles) -> list[int]:
     if ba is None or lr is None or not lr.ranges:
         return []
     fixed = sum(a.size for a in ba.allocations if a.kind not in ("temp", "thread-local"))
-    n = max(lr.max_time, max((e for _s, e in lr.ranges.values()), default=0)) + 1
+    n = len(lr.sequence) + 1  # steps of the schedule; ranges beyond it are clamped (a hostile
+    if n <= 1:                # "max 10**12" must not size a list)
+        return []
     slots: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
     for a in ba.allocations:
         if a.kind != "temp":
@@ -183,7 +185,8 @@ def _timeline_from_files(mf: MemoryFiles) -> list[int]:
         for v in a.values:
             r = lr.ranges.get(v.key)
             if r:
-                slots.setdefault((a.index, v.offset), []).append((r[0], r[1], v.size))
+                lo, hi = min(max(r[0], 0), n - 1), min(max(r[1], 0), n - 1)
+                slots.setdefault((a.index, v.offset), []).append((lo, hi, v.size))
     delta = [0] * (n + 1)
     for ranges in slots.values():
         ranges.sort()

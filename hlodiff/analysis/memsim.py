@@ -284,6 +284,8 @@ def _place_in_outputs(buffers: list[SimBuffer]) -> None:
     busy = {o.id: [(o.start, o.end)] for o in outs}
     temps = sorted((b for b in buffers if b.kind == "temp" and b.size),
                    key=lambda b: (-b.size, b.id))
+    if len(outs) * len(temps) > 4_000_000:  # stay linear-ish: only the largest outputs host
+        outs = sorted(outs, key=lambda o: (-o.size, o.id))[:max(1, 4_000_000 // len(temps))]
     for t in temps:
         for o in outs:
             if o.size >= t.size and all(t.end < s or t.start > e for s, e in busy[o.id]):
