@@ -12,7 +12,7 @@ from ..analysis.memory import MemoryReport
 from ..units import format_bytes as fb
 
 
-def _row(*cells: str, widths=(11, 9, 34, 22, 0)) -> str:
+def _row(*cells: str, widths=(11, 11, 34, 22, 0)) -> str:
     out = []
     for c, w in zip(cells, widths):
         out.append(c if not w else (c + " " * max(w - len(c), 1)))
