@@ -24,7 +24,8 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
          "opcode": str, "op_name": str|null, "source": str|null, "call_site": str|null}
       ],
         # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed
-        # fate (regression):   unchanged|changed|only_before (top-level instructions)
+        # fate (regression):   unchanged|changed|only_before|uncertain (one per before
+        #                      kernel; see diff/regression.py)
         # after: the after instruction it became (the constant for folded, the survivor's
         #        after instruction for merged); fusion/fusion_kind: the top-level fusion
         #        that now computes it; into: merged -> the surviving before instruction
@@ -35,10 +36,20 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
       "layouts": [{"instruction": str|null, "before": str|null, "computation": str,
                    "from": str, "to": str}],   # instruction "ENTRY" = entry layout
       "by_source": [{"source": str, "instructions": int, "kernels": [str]}],
-      "regression": null | {"changes": [{"before": str|null, "after": str|null,
-                   "status": str, "what": [str]}],
-                   "fusions": [{"kind": "split"|"joined"|"changed", "before": [str],
-                                "after": [str], "what": str}]},
+      "regression": null | {     # regression mode (diff/regression.py, diff/changelog.py)
+          "kernels": [{"before": str|null, "after": str|null,  # one row per kernel
+                       "status": "unchanged"|"changed"|"only_before"|"only_after"|"uncertain",
+                       "what": [str], "label_before", "label_after": str|null,
+                       "lines": [str], "lines_after": [str], "candidates": [str]}],
+              # a before kernel joined into a paired after kernel, and an after kernel
+              # split off from a paired before kernel, are "changed" rows naming both
+          "changes": [{"before", "after": str|null, "status": str, "what": [str]}],
+          "groups": [{"status", "label_before", "label_after", "text": str, "count": int,
+                      "what": [str], "example": {"before", "after"}, "members": [...],
+                      "lines": [str]}],       # the changelog: repeated changes grouped
+          "per_line": [{"line": str, "before": int, "after": int}],  # kernels per line
+          "pairs", "joined", "split", "uncertain", "kernels_before", "kernels_after": int,
+          "fusions": []},
       "memory": null | {       # diff/memory.py; null when the after module is not optimized
         "before": null | SIDE, "after": SIDE,   # before is null in optimization mode
             # SIDE = {"peak_bytes": int (XLA's allocation total, or the estimate),
