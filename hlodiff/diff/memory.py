@@ -30,7 +30,8 @@ def _side(rep: MemoryReport) -> dict:
         b = next((x for x in rep.live_at_peak if x.instruction == rep.peak_instruction), None)
         peak = {"instruction": rep.peak_instruction, "step": rep.peak_time,
                 "fraction": round((rep.peak_time or 0) / n, 3),
-                "source": b.source if b else None, "op_name": b.op_name if b else None}
+                "source": b.source if b else None, "op_name": b.op_name if b else None,
+                "simulated": rep.estimated or rep.live_set_estimated}
     return {"peak_bytes": rep.peak_bytes, "estimated": rep.estimated,
             "live_range_peak_bytes": rep.live_range_peak_bytes, "by_kind": dict(rep.by_kind),
             "peak_at": peak, "live_at_peak": [b.to_json() for b in rep.live_at_peak[:10]],

@@ -41,7 +41,9 @@ def render_memory_text(rep: MemoryReport, top: int = 15) -> str:
                  f"{rep.peak_time} ({_clean(rep.peak_instruction)}); values updated in place "
                  "count twice there, so the device needs the peak above")
     elif rep.peak_instruction:
-        L.append(f"  peak at step {rep.peak_time} ({_clean(rep.peak_instruction)})")
+        how = " (moment and live set estimated: no live-range file)" \
+            if rep.live_set_estimated else ""
+        L.append(f"  peak at step {rep.peak_time} ({_clean(rep.peak_instruction)}){how}")
     if rep.by_kind:
         names = [("parameter", "parameters"), ("donated", "donated parameters (aliased by outputs)"),
                  ("output", "outputs"), ("temp", "temporaries"), ("constant", "constants"),
@@ -180,7 +182,8 @@ def memory_diff_text(mem: dict | None, limit: int = 10) -> str:
     for side, s in (("before", b), ("after", a)):
         p = s and s.get("peak_at")
         if p:
-            L.append(f"  {side}: XLA's live-range peak at step {p['step']} ({_clean(p['instruction'])}, "
+            who = "simulated" if p.get("simulated") else "XLA's live-range"
+            L.append(f"  {side}: {who} peak at step {p['step']} ({_clean(p['instruction'])}, "
                      f"{_clean(p['source'] or p['op_name'] or '?')})")
     for side, s in (("before", b), ("after", a)):
         r = s and s.get("remat")
