@@ -261,3 +261,13 @@ def test_jax_upgrade_pair_peaks_exact_from_buffer_assignment():
     one = _json(["memory", new, "--format", "json"])
     assert one["peak_bytes"] == _ba_total(new) and one["live_set_estimated"] is True
     assert one["live_at_peak"]
+
+
+def test_diff_html_draws_both_curves(tmp_path):
+    a, b = _after(MEM / "gpu" / "gpt_noremat"), _after(MEM / "gpu" / "gpt_remat")
+    out = tmp_path / "d.html"
+    assert _run([a, b, "--format", "html", "-o", out]).exit_code == 0
+    page = out.read_text()
+    sec = page[page.index("<section id='memory'>"):]
+    sec = sec[:sec.index("</section>")]
+    assert sec.count("<polyline") == 2 and "before peak" in sec and "after peak" in sec

@@ -35,7 +35,21 @@ def _side(rep: MemoryReport) -> dict:
     return {"peak_bytes": rep.peak_bytes, "estimated": rep.estimated,
             "live_range_peak_bytes": rep.live_range_peak_bytes, "by_kind": dict(rep.by_kind),
             "peak_at": peak, "live_at_peak": [b.to_json() for b in rep.live_at_peak[:10]],
-            "remat": rep.remat}
+            "remat": rep.remat,
+            "timeline": _thin(rep.timeline, 400)}
+
+
+def _thin(values: list[int], most: int) -> list[list[int]]:
+    """[step, bytes] pairs, at most ``most``, each the largest of its stretch of steps."""
+    n = len(values)
+    if n <= most:
+        return [[t, v] for t, v in enumerate(values)]
+    out = []
+    for k in range(most):
+        lo, hi = k * n // most, max((k + 1) * n // most, k * n // most + 1)
+        t = max(range(lo, min(hi, n)), key=values.__getitem__)
+        out.append([t, values[t]])
+    return out
 
 
 def _key(b) -> tuple:
