@@ -339,7 +339,8 @@ def simulate(module: Module) -> Simulation:
     entry = module.entry_computation
     root = sim.run(entry, None)
     end = max(sim.pos - 1, 0)
-    aliased = {_index(o) for o, _p, _i in _ALIAS.findall(module.attributes.get("input_output_alias", ""))}
+    alias_text = module.attributes.get("input_output_alias", "")
+    aliased = {_index(o) for o, _p, _i in _ALIAS.findall(alias_text)}
     root_shape = entry.root_instruction.shape
     donated = set()
     for idx in aliased:

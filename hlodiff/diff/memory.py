@@ -1,5 +1,6 @@
 """Memory in a diff: the peak before and after, what grew at the peak by source line, op_name
-and kernel (by name: kernels of two compilations of one program mostly keep their names), which buffers are new at the peak, and whether the peak moved.
+and kernel (by name: kernels of two compilations of one program mostly keep their names),
+which buffers are new at the peak, and whether the peak moved.
 
 Regression mode (two optimized modules) compares both peaks; they are exact where XLA's
 memory files lie beside the module files, estimated (and marked so) where not. Optimization
