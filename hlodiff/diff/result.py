@@ -54,10 +54,12 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         "before": null | SIDE, "after": SIDE,   # before is null in optimization mode
             # SIDE = {"peak_bytes": int (XLA's allocation total, or the estimate),
             #         "estimated": bool, "live_range_peak_bytes": int|null,
-            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...]}
+            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...],
+            #         "remat": {...}|null, "timeline": [[step, bytes]] (<= 400 points)}
         "change_bytes": int|null,
         "growth_by_source": [{"source", "before", "after", "change"}],
         "growth_by_op_name": [{"op_name", "before", "after", "change"}],
+        "growth_by_kernel": [{"kernel", "before", "after", "change"}],
         "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
         "peak_moved": bool|null}
       # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
