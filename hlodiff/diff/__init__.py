@@ -108,7 +108,11 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     res = DiffResult(mode=mode, before_info=_info(before), after_info=_info(after),
                      instructions=fl, fusions=fus, added=adds, layouts=lays, summary=summary,
                      by_source=analyses.by_source(fl), regression=reg)
-    res.timings = {"views": t1 - t0, "match": t2 - t1, "analyses": time.perf_counter() - t2}
+    t3 = time.perf_counter()
+    from .memory import add_memory
+    add_memory(res, before, after, mode)
+    res.timings = {"views": t1 - t0, "match": t2 - t1, "analyses": t3 - t2,
+                   "memory": time.perf_counter() - t3}
     return res
 
 

@@ -49,7 +49,18 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
                       "lines": [str]}],       # the changelog: repeated changes grouped
           "per_line": [{"line": str, "before": int, "after": int}],  # kernels per line
           "pairs", "joined", "split", "uncertain", "kernels_before", "kernels_after": int,
-          "fusions": []}
+          "fusions": []},
+      "memory": null | {       # diff/memory.py; null when the after module is not optimized
+        "before": null | SIDE, "after": SIDE,   # before is null in optimization mode
+            # SIDE = {"peak_bytes": int (XLA's allocation total, or the estimate),
+            #         "estimated": bool, "live_range_peak_bytes": int|null,
+            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...]}
+        "change_bytes": int|null,
+        "growth_by_source": [{"source", "before", "after", "change"}],
+        "growth_by_op_name": [{"op_name", "before", "after", "change"}],
+        "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
+        "peak_moved": bool|null}
+      # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
     }
 """
 
@@ -125,6 +136,7 @@ class DiffResult:
     summary: dict
     by_source: list[dict] = field(default_factory=list)
     regression: dict | None = None
+    memory: dict | None = None  # see diff/memory.py
     timings: dict = field(default_factory=dict)
     _index: dict | None = None
 
@@ -149,4 +161,5 @@ class DiffResult:
             "layouts": [lc.to_json() for lc in self.layouts],
             "by_source": list(self.by_source),
             "regression": self.regression,
+            "memory": self.memory,
         }

@@ -351,6 +351,9 @@ def render_html(result: DiffResult, pictures: dict[str, str] | None = None) -> s
     out.append("<nav>" + "".join(f"<a href='#{k}'>{v}</a>" for k, v in nav) + "</nav>")
     out += _summary(result)
     out += _legend(result)
+    if result.memory:  # report/memory.py
+        from .memory import memory_diff_html
+        out.append(memory_diff_html(result.memory))
     if result.fusions:
         out += _fusions(result, pictures)
     if result.regression:  # regression mode: a changelog (report/changelog.py)

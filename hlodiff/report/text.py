@@ -126,6 +126,9 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
     parts = [f"{s.get(k, 0)} {k}" for k in keys if s.get(k)]
     head = "  fates        " if opt else "  status       "
     console.print(_e(head + ", ".join(parts)), overflow="fold")
+    if result.memory:  # report/memory.py
+        from .memory import memory_diff_text
+        console.print(_e(memory_diff_text(result.memory).rstrip("\n")), overflow="fold")
     console.print()
     # ---- fusions (optimization mode: what each kernel holds; regression mode lists the
     # fusions that split, joined or changed below instead) -----------------------------
