@@ -292,7 +292,7 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
     uncertain: dict[int, list[int]] = {}
     gb = ga = None
     bonus: dict[tuple[int, int], int] = {}
-    for _ in range(12):
+    for _ in range(40):
         held: dict[int, list[int]] = {}
         contested: set[int] = set()
         made = 0
@@ -321,25 +321,26 @@ def pair_kernels(m: Matching, KB: list[Kernel], KA: list[Kernel], of_a: dict[int
         if not held and not contested and not any(
                 b not in pairs and any(a not in taken for a in d) for b, d in cand.items()):
             break
-        if not made:
-            # structure: a tied kernel goes with the candidate whose operand and user
-            # kernels are the partners of its own (one layer's kernels feed each other)
-            if gb is None:
-                gb = _kernel_graph(m.before, KB, of_b)
-                ga = _kernel_graph(m.after, KA, of_a)
-            bumped = 0
-            for b in [x for x in cand if x not in pairs]:
-                for a in cand[b]:
-                    nb = _neighbours(b, a, pairs, gb, ga)
-                    if nb > bonus.get((b, a), 0):
-                        cand[b][a] += 0.25 * (nb - bonus.get((b, a), 0))
-                        rev[a][b] = cand[b][a]
-                        bonus[(b, a)] = nb
-                        bumped += 1
-            if not bumped:
-                break
-            edges = [(s, b, a) for b, d in cand.items() for a, s in d.items()]
-            edges.sort(key=lambda e: (-e[0], e[1], e[2]))
+        # structure: a kernel still open goes with the candidate whose operand and user
+        # kernels are the partners of its own (one layer's kernels feed each other)
+        if gb is None:
+            gb = _kernel_graph(m.before, KB, of_b)
+            ga = _kernel_graph(m.after, KA, of_a)
+        bumped = 0
+        for b in [x for x in cand if x not in pairs]:
+            for a in cand[b]:
+                if a in taken:
+                    continue
+                nb = _neighbours(b, a, pairs, gb, ga)
+                if nb > bonus.get((b, a), 0):
+                    cand[b][a] += 0.25 * (nb - bonus.get((b, a), 0))
+                    rev[a][b] = cand[b][a]
+                    bonus[(b, a)] = nb
+                    bumped += 1
+        if not bumped and not made:
+            break
+        edges = [(s, b, a) for b, d in cand.items() for a, s in d.items()]
+        edges.sort(key=lambda e: (-e[0], e[1], e[2]))
     # an uncertain kernel whose candidates all got paired elsewhere is simply unpaired
     for b in list(uncertain):
         open_c = [a for a in uncertain[b] if a not in taken]
