@@ -6,7 +6,7 @@ fixtures/generate_versions.py; fixtures/versions holds the tuning set, benchmark
 the measurement set) and diffs every ordered pair old -> new of versions of each program in
 regression mode.
 
-**The truth.** Every kernel (see :func:`hlodiff.diff.regression.kernel_nodes`: top-level
+**The truth.** Every kernel (see :func:`hlodiff.diff.kernel_pairs.kernel_nodes`: top-level
 instructions that run, wrapper calls seen through) has a set of *truth keys*: for each
 instruction it holds that carries an op_name, (primitive, source line), where the
 primitive is the op_name's last component without its parameters
@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from hlodiff.diff import diff_modules  # noqa: E402
 from hlodiff.diff.normalize import canon_op_name, primitive  # noqa: E402
-from hlodiff.diff.regression import build_kernels  # noqa: E402
+from hlodiff.diff.kernel_pairs import build_kernels  # noqa: E402
 from hlodiff.diff.view import after_view  # noqa: E402
 from hlodiff.dumps.loader import load  # noqa: E402
 
