@@ -71,7 +71,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
-REGRESSION_FATES = ("unchanged", "changed", "only_before")
+REGRESSION_FATES = ("unchanged", "changed", "only_before", "uncertain")
 
 
 @dataclass(slots=True)
