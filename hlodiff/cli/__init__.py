@@ -9,11 +9,15 @@ networkx, Graphviz or JAX.
 
 from __future__ import annotations
 
-import importlib
+from .common import install_early_signals
 
-import click
+install_early_signals()  # before the slow imports below
 
-from .. import __version__
+import importlib  # noqa: E402
+
+import click  # noqa: E402
+
+from .. import __version__  # noqa: E402
 
 # Every command, registered explicitly: command name -> module of this package defining it
 # (the module's click command has the same name as the command).
@@ -24,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "render": "render",
     "capture": "capture",
     "run": "run",
+    "cache": "cache",
 }
 
 
