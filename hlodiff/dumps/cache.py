@@ -31,7 +31,7 @@ from .. import __version__
 from ..hlo.gcpause import gc_paused
 from ..hlo.model import (_NO_CALLS, _NO_EXTRA, Computation, Instruction, Layout, Metadata,
                          Module, Shape, StackTables)
-from ..hlo.parser import grammar_text, parse
+from ..hlo.grammarfile import grammar_text
 from ..userdirs import private_cache_dir, read_private_file, write_private_file
 
 _MIN_SIZE = 16 * 1024  # smaller texts parse in a few milliseconds: not worth a file
@@ -239,6 +239,9 @@ def _store(d: Path, f: Path, module: Module) -> None:
 
 def cached_parse(text: str, path: str | None = None, use_cache: bool = True) -> Module:
     """``parse(text)``, through the cache when enabled and the text is large enough."""
+    # speed: the parser (and lark) load only on a miss; a hit needs neither
+    from ..hlo.parser import parse
+
     if not use_cache or len(text) < _MIN_SIZE or os.environ.get("HLODIFF_NO_CACHE"):
         return parse(text, path)
     d = private_cache_dir(create=True)
