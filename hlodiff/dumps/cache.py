@@ -237,11 +237,15 @@ def _store(d: Path, f: Path, module: Module) -> None:
         evict(d, limit)
 
 
+def parse(text: str, path: str | None = None) -> Module:
+    """The parser, imported on a miss only: a cache hit needs neither it nor lark (speed)."""
+    from ..hlo.parser import parse as parse_text
+
+    return parse_text(text, path)
+
+
 def cached_parse(text: str, path: str | None = None, use_cache: bool = True) -> Module:
     """``parse(text)``, through the cache when enabled and the text is large enough."""
-    # speed: the parser (and lark) load only on a miss; a hit needs neither
-    from ..hlo.parser import parse
-
     if not use_cache or len(text) < _MIN_SIZE or os.environ.get("HLODIFF_NO_CACHE"):
         return parse(text, path)
     d = private_cache_dir(create=True)
