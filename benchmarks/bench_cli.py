@@ -3,7 +3,8 @@
 
 Every figure is a whole process (interpreter start, imports, reading, parsing, output
 written to a file), run several times, interleaved so that all cases see the same machine
-load; the median is reported (and the minimum). Cases:
+load; the median is reported (and the minimum), as wall-clock time and as the process's
+CPU time (user+sys, from getrusage), which a busy machine distorts less. Cases:
 
   * ``hlodiff --version``;
   * ``hlodiff show FILE`` (text) and ``hlodiff show FILE --format json``;
@@ -33,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -83,14 +85,22 @@ def _env(cache_dir: str | None) -> dict[str, str]:
     return env
 
 
-def _run(argv: list[str], env: dict[str, str], out_path: Path) -> float:
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _run(argv: list[str], env: dict[str, str], out_path: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user+sys) of one whole process."""
     with out_path.open("wb") as out:
+        c0 = _cpu()
         t0 = time.perf_counter()
         p = subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, env=env)
         wall = time.perf_counter() - t0
+        cpu = _cpu() - c0
     if p.returncode != 0:
         sys.exit(f"bench_cli: {' '.join(argv)} exited {p.returncode}:\n{p.stderr.decode()[-2000:]}")
-    return wall
+    return wall, cpu
 
 
 def _heavy_imports_of_version() -> list[str]:
@@ -108,6 +118,7 @@ def main() -> None:
     args = ap.parse_args()
 
     d = args.dir or _gpt12_dir()
+    load0 = f"{os.getloadavg()[0]:.1f}"
     before, after = _pair(d)
     py = sys.executable
     hd = [py, "-m", "hlodiff"]
@@ -130,12 +141,14 @@ def main() -> None:
             "hlodiff DIR, warm": (hd + [str(d)], warm_dir),
         }
         times: dict[str, list[float]] = {k: [] for k in cases}
+        cpus: dict[str, list[float]] = {k: [] for k in cases}
         xla_inproc: list[float] = []
         for _ in range(args.repeat):
             for name, (argv, cache) in cases.items():
                 env = _env(cache)
-                wall = _run(argv, env, scratch / "out")
+                wall, cpu = _run(argv, env, scratch / "out")
                 times[name].append(wall)
+                cpus[name].append(cpu)
                 if name == "xla FILE":
                     xla_inproc.append(float((scratch / "out").read_text()))
                 if cache is None:  # the fresh, empty directory of a cold run
@@ -146,6 +159,7 @@ def main() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
     med = {k: statistics.median(v) for k, v in times.items()}
+    cmed = {k: statistics.median(v) for k, v in cpus.items()}
     best = {k: min(v) for k, v in times.items()}
     ref = {k: ("xla BEFORE+AFTER" if k.startswith("hlodiff DIR") else "xla FILE") for k in med}
     try:
@@ -161,15 +175,21 @@ def main() -> None:
     print(f"# XLA in-process parse of FILE (no start, no imports): median "
           f"{statistics.median(xla_inproc):.3f} s")
     print()
-    print("| command | median s | min s | x XLA (median) | reference |")
-    print("|---|---:|---:|---:|---|")
+    print(f"# load average before: {load0}, after: {os.getloadavg()[0]:.1f} "
+          f"(on a busy machine, trust the CPU columns more than wall clock)")
+    print()
+    print("| command | wall median s | wall min s | x XLA (wall) | CPU median s | x XLA (CPU) | reference |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for k in cases:
-        r = "" if k.startswith(("xla", "python")) else f"{med[k] / med[ref[k]]:.2f}"
-        print(f"| {k} | {med[k]:.3f} | {best[k]:.3f} | {r} | {'' if not r else ref[k]} |")
+        ours = not k.startswith(("xla", "python"))
+        r = f"{med[k] / med[ref[k]]:.2f}" if ours else ""
+        rc = f"{cmed[k] / cmed[ref[k]]:.2f}" if ours else ""
+        print(f"| {k} | {med[k]:.3f} | {best[k]:.3f} | {r} | {cmed[k]:.3f} | {rc} | "
+              f"{ref[k] if ours else ''} |")
     print()
     print("`hlodiff --version` imports of heavy modules: " + (", ".join(heavy) or "none"))
     if args.json:
-        args.json.write_text(json.dumps({"median": med, "min": best, "runs": times,
+        args.json.write_text(json.dumps({"median": med, "min": best, "runs": times, "cpu_runs": cpus,
                                          "xla_in_process": xla_inproc,
                                          "version_heavy_imports": heavy}, indent=1))
 
