@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff",
     "show": "show",
     "passes": "passes",
+    "memory": "memory",
     "render": "render",
     "capture": "capture",
     "run": "run",
@@ -63,4 +64,5 @@ def main() -> None:
     hlodiff BEFORE.txt AFTER.txt    explain optimization (same as `hlodiff diff`)
     hlodiff show FILE               one module at a glance
     hlodiff passes DUMP_DIR         which XLA pass did what (pass-by-pass dumps)
+    hlodiff memory FILE|DUMP_DIR    peak memory and what is live at the peak
     """
