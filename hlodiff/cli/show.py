@@ -86,7 +86,11 @@ def show(file: str, fmt: str, top: int, no_cache: bool) -> None:
         return
     from rich.console import Console
 
-    render_summary(summarize(module, top=top), Console(highlight=False))
+    console = Console(highlight=False)
+    render_summary(summarize(module, top=top), console)
+    from ..dumps.siblings import before_of  # gpu helper: kernel kinds and collectives
+    from ..report.devices import module_sections
+    module_sections(module, console, before_of(file, cache=not no_cache), limit=top)
 
 
 def _show_directory(directory: str, fmt: str) -> None:
