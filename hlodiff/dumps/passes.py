@@ -115,11 +115,30 @@ def find_pass_dumps(directory: str | os.PathLike,
     elif len(groups) == 1:
         key = next(iter(groups))
     else:
-        raise InputError(f"{d}: pass dumps of several modules ({_describe(groups)}); "
-                         "say which one (a module name, a module id or its before file)")
+        key = _main_module(d, groups)
+        if key is None:
+            raise InputError(f"{d}: pass dumps of several modules ({_describe(groups)}); "
+                             "say which one (a module name, a module id or its before file)")
     snaps = groups[key]
     snaps.sort(key=lambda s: s.index)
     return snaps
+
+
+def _main_module(d: Path, groups: dict[str, list[PassSnapshot]]) -> str | None:
+    """The program's module when a directory holds several: the GPU compiler also dumps one
+    small module per fusion it compiles on the side (autotuning, cuBLAS rewrites); those
+    have no ``before_optimizations`` file. Of the modules that have one, the largest."""
+    sized = []
+    for k, v in groups.items():
+        bf = d / f"{k}.{v[0].module_name}.before_optimizations.txt"
+        if bf.is_file():
+            sized.append((bf.stat().st_size, len(v), k))
+    if not sized:
+        return None
+    sized.sort(reverse=True)
+    if len(sized) > 1 and sized[0][:2] == sized[1][:2]:
+        return None
+    return sized[0][2]
 
 
 def _describe(groups: dict[str, list[PassSnapshot]]) -> str:
@@ -325,6 +344,12 @@ class PassStep:
     added: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name
     fates: dict[str, str] = field(default_factory=dict)  # before-instruction -> fate here
+    _by_name: dict[str, Removal] | None = None
+
+    def removed_by_name(self) -> dict[str, Removal]:
+        if self._by_name is None or len(self._by_name) != len(self.removed):
+            self._by_name = {r.name: r for r in self.removed}
+        return self._by_name
 
     @property
     def num_removed(self) -> int:
@@ -427,6 +452,37 @@ class PassTrace:
                 break
             cur, idx = rem.into, at
         return out
+
+    def destination(self, name: str) -> str | None:
+        """The top-level instruction of the final module that holds the value of a before
+        instruction: its own final name when kept; the fusion it went into (followed
+        through later fusions and renames); the survivor of a merge, the constant it was
+        folded into, the replacement of a rewrite, each followed to the end. None when the
+        value is gone (dead code) or the dumps do not say where it went."""
+        f = self.fates[name.lstrip("%")]
+        if f.fate == "kept":
+            return f.final_name
+        cur = f.fusion if f.fate == "fused" else f.into
+        return self.follow(cur, f.pass_index)
+
+    def follow(self, cur: str | None, after_index: int | None) -> str | None:
+        """Where the top-level instruction ``cur`` of the snapshot ``after_index`` ends up."""
+        if cur is None or after_index is None:
+            return cur
+        for step in self.passes:
+            if step.index <= after_index or not step.changed:
+                continue
+            if cur in step.renamed:
+                cur = step.renamed[cur]
+                continue
+            rem = step.removed_by_name().get(cur)
+            if rem is None:
+                continue
+            nxt = rem.fusion if rem.fate == "fused" else rem.into
+            if nxt is None:
+                return None
+            cur = nxt
+        return cur
 
     def final_fate(self, name: str) -> str:
         """Where the instruction's line of replacements ends (kept, fused, ...)."""
