@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
 from .view import Node, View
@@ -174,6 +175,7 @@ class FateBuilder:
             self.survivor = cse_survivors(m, gone | self.recip)
         self.borrowed = self._borrowed()
         self.upcast = self._upcast()
+        self.dot_t = transposed_dots(m)
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -404,6 +406,15 @@ class FateBuilder:
             y = m.b2a[b.idx]
             if y >= 0:
                 self._set_after(f, A.nodes[y])
+            return f
+        x = self.dot_t.get(b.idx)
+        if x is not None and self.live[b.idx]:
+            a = A.nodes[x]
+            f.fate = "rewritten"
+            self._set_after(f, a)
+            f.reason = (f"transpose(dot(a, b)) rebuilt as one {a.name} = dot(b, a) by algebraic "
+                        f"simplification: the {'transpose is' if b.opcode == 'transpose' else 'dot lives on as'} "
+                        f"{'folded into ' + a.name if b.opcode == 'transpose' else a.name}")
             return f
         loop = self.rebuilt.get(b.idx)
         if loop is not None and b.opcode not in ("parameter", "call") and self.live[b.idx]:

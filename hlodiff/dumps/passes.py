@@ -25,148 +25,13 @@ from typing import Iterable
 
 from ..errors import InputError
 from ..hlo.model import Instruction, Module
+from .passfiles import (PassSnapshot, find_before_file, find_pass_dumps,  # noqa: F401
+                        parse_pass_filename)
 
 FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
 
-# module_0026.jit_mlp_step.0007.simplification.after_pipeline-start.before_algsimp.txt
-_PASS_FILE = re.compile(r"^(?P<mid>module_\d+)\.(?P<module>.+?)\.(?P<seq>\d{4})\.(?P<rest>.+)\.txt$")
-_REST = re.compile(r"^(?P<pipeline>.*?)\.after_(?P<after>.*?)(?:\.before_(?P<before>.*))?$")
-_MODULE_ID = re.compile(r"(module_\d+)")
-
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
-
-
-# ---------------------------------------------------------------------------------------
-# Finding the dumps
-# ---------------------------------------------------------------------------------------
-
-@dataclass(slots=True, frozen=True)
-class PassSnapshot:
-    """One pass dump: the whole module as it was after ``after_pass`` ran."""
-
-    index: int  # XLA's sequence number of the dump (the NNNN after the module name)
-    pipeline: str  # e.g. "simplification", "HLO_passes_after_layout_assignment"
-    after_pass: str  # e.g. "algsimp", "cse", "fusion", "pipeline-start"
-    before_pass: str | None  # the pass that runs next, when the file name says
-    path: Path
-    module_id: str = ""  # "module_0026"
-    module_name: str = ""  # "jit_mlp_step"
-
-    @property
-    def name(self) -> str:
-        """The pass this snapshot is the result of (``after_pass``)."""
-        return self.after_pass
-
-    @property
-    def label(self) -> str:
-        return f"{self.index:04d} {self.pipeline}/{self.after_pass}"
-
-
-def parse_pass_filename(path: str | os.PathLike) -> PassSnapshot | None:
-    """The snapshot a pass-dump file name describes, or None for any other file."""
-    p = Path(path)
-    m = _PASS_FILE.match(p.name)
-    if not m:
-        return None
-    r = _REST.match(m.group("rest"))
-    if not r:
-        return None
-    return PassSnapshot(index=int(m.group("seq")), pipeline=r.group("pipeline"),
-                        after_pass=r.group("after"), before_pass=r.group("before"),
-                        path=p, module_id=m.group("mid"), module_name=m.group("module"))
-
-
-def find_pass_dumps(directory: str | os.PathLike,
-                    module_hint: str | os.PathLike | None = None) -> list[PassSnapshot]:
-    """The pass dumps of one module in ``directory``, in the order XLA wrote them.
-
-    ``module_hint`` picks the module when the directory holds dumps of several: a module
-    name (``jit_mlp_step`` or ``mlp_step``), a module id (``module_0026``) or the path of
-    one of the module's dump files (e.g. its ``before_optimizations.txt``).
-    """
-    d = Path(directory)
-    if not d.exists():
-        raise InputError(f"{d}: no such directory")
-    if not d.is_dir():
-        raise InputError(f"{d}: is not a directory; expected an XLA dump directory "
-                         "written with --xla_dump_hlo_pass_re=.*")
-    groups: dict[str, list[PassSnapshot]] = {}
-    for entry in os.scandir(d):
-        if not entry.is_file():
-            continue
-        snap = parse_pass_filename(entry.path)
-        if snap is not None:
-            groups.setdefault(snap.module_id, []).append(snap)
-    if not groups:
-        raise InputError(f"{d}: no pass-by-pass HLO dumps found (files like "
-                         "module_NNNN.<name>.NNNN.<pipeline>.after_<pass>...txt); "
-                         "dump with XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*'")
-    if module_hint is not None:
-        chosen = _pick(groups, module_hint)
-        if not chosen:
-            raise InputError(f"{d}: no pass dumps of module {str(module_hint)!r}; "
-                             f"found {_describe(groups)}")
-        if len(chosen) > 1:
-            raise InputError(f"{d}: module hint {str(module_hint)!r} matches several dumped "
-                             f"modules ({_describe({k: groups[k] for k in chosen})}); "
-                             "pass a module id such as module_0026")
-        key = chosen[0]
-    elif len(groups) == 1:
-        key = next(iter(groups))
-    else:
-        key = _main_module(d, groups)
-        if key is None:
-            raise InputError(f"{d}: pass dumps of several modules ({_describe(groups)}); "
-                             "say which one (a module name, a module id or its before file)")
-    snaps = groups[key]
-    snaps.sort(key=lambda s: s.index)
-    return snaps
-
-
-def _main_module(d: Path, groups: dict[str, list[PassSnapshot]]) -> str | None:
-    """The program's module when a directory holds several: the GPU compiler also dumps one
-    small module per fusion it compiles on the side (autotuning, cuBLAS rewrites); those
-    have no ``before_optimizations`` file. Of the modules that have one, the largest."""
-    sized = []
-    for k, v in groups.items():
-        bf = d / f"{k}.{v[0].module_name}.before_optimizations.txt"
-        if bf.is_file():
-            sized.append((bf.stat().st_size, len(v), k))
-    if not sized:
-        return None
-    sized.sort(reverse=True)
-    if len(sized) > 1 and sized[0][:2] == sized[1][:2]:
-        return None
-    return sized[0][2]
-
-
-def _describe(groups: dict[str, list[PassSnapshot]]) -> str:
-    return ", ".join(f"{k}.{v[0].module_name} ({len(v)} files)" for k, v in sorted(groups.items()))
-
-
-def _pick(groups: dict[str, list[PassSnapshot]], hint: str | os.PathLike) -> list[str]:
-    text = str(hint)
-    base = Path(text).name
-    m = _MODULE_ID.match(base)
-    if m and m.group(1) in groups:
-        return [m.group(1)]
-    names = {k: v[0].module_name for k, v in groups.items()}
-    for cand in (base, base.removesuffix(".txt")):
-        exact = [k for k, n in names.items() if n == cand]
-        if exact:
-            return exact
-    exact = [k for k, n in names.items() if n in (f"jit_{base}", base.split(".")[0])]
-    return exact
-
-
-def find_before_file(snapshots: list[PassSnapshot]) -> Path | None:
-    """The ``before_optimizations.txt`` dump next to the snapshots, when there is one."""
-    if not snapshots:
-        return None
-    s = snapshots[0]
-    p = s.path.with_name(f"{s.module_id}.{s.module_name}.before_optimizations.txt")
-    return p if p.is_file() else None
 
 
 # ---------------------------------------------------------------------------------------
@@ -345,6 +210,9 @@ class PassStep:
     renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name
     fates: dict[str, str] = field(default_factory=dict)  # before-instruction -> fate here
     _by_name: dict[str, Removal] | None = None
+    # instruction (snapshot-local name) -> fusions this pass copied it into; fusion passes
+    # duplicate a producer into several consumers, and it may stay top-level as well
+    copies: dict[str, list[str]] = field(default_factory=dict)
 
     def removed_by_name(self) -> dict[str, Removal]:
         if self._by_name is None or len(self._by_name) != len(self.removed):
@@ -382,6 +250,7 @@ class InstructionFate:
     into: str | None = None
     final_name: str | None = None  # its name where it was last top-level
     history: list[tuple[int, str, str]] = field(default_factory=list)  # (index, pass, event)
+    copies: list[tuple[int, str]] = field(default_factory=list)  # (dump, fusion) it was copied into
 
     @property
     def was_inlined(self) -> bool:
@@ -398,6 +267,7 @@ class PassTrace:
         self.fates = fates
         self._gone = gone
         self._by_index = {s.index: s for s in steps}
+        self._names: dict[str, str] | None = None
 
     def fate_of(self, name: str) -> tuple[str, str | None]:
         """(fate, pass name) of a before instruction; the pass is None for ``kept``."""
@@ -465,6 +335,41 @@ class PassTrace:
         cur = f.fusion if f.fate == "fused" else f.into
         return self.follow(cur, f.pass_index)
 
+    def destinations(self, name: str) -> list[str]:
+        """Every top-level instruction of the final module holding the before instruction's
+        value: ``destination`` and each fusion a fusion pass copied it into (producers
+        duplicated into several consumers), followed to the end."""
+        return self._destinations(name.lstrip("%"), 0)
+
+    def _destinations(self, name: str, depth: int) -> list[str]:
+        f = self.fates[name]
+        out = []
+        d = self.destination(name)
+        if d is not None:
+            out.append(d)
+        for at, fusion in f.copies:
+            x = self.follow(fusion, at)
+            if x is not None and x not in out:
+                out.append(x)
+        if f.fate in ("merged", "folded", "rewritten") and f.into and depth < 8:
+            # the survivor (a before instruction under that name) is copied on as well
+            other = self._held_by().get(f.into)
+            if other is not None and other != name:
+                out.extend(x for x in self._destinations(other, depth + 1) if x not in out)
+        return out
+
+    def _held_by(self) -> dict[str, str]:
+        """Every name a before instruction went by -> that instruction."""
+        if getattr(self, "_names", None) is None:
+            names: dict[str, str] = {}
+            for b, f in self.fates.items():
+                names.setdefault(b, b)
+                for _, _, ev in f.history:
+                    if ev.startswith(("renamed to ", "inlined as ")):
+                        names.setdefault(ev.split(" ")[-1], b)
+            self._names = names
+        return self._names
+
     def follow(self, cur: str | None, after_index: int | None) -> str | None:
         """Where the top-level instruction ``cur`` of the snapshot ``after_index`` ends up."""
         if cur is None or after_index is None:
@@ -526,6 +431,10 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
         steps.append(step)
         for rem in step.removed:
             gone.setdefault(rem.name, []).append((snap.index, rem))
+        for name, fus in step.copies.items():
+            b = live.get(name)
+            if b is not None:
+                fates[b].copies.extend((snap.index, x) for x in fus)
         if step.changed:
             new_live: dict[str, str] = {}
             removed = {r.name: r for r in step.removed}
@@ -609,7 +518,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
     fused_into: dict[str, str] = {}
     truly_removed = [n for n in removed if n not in step.renamed]
     if truly_removed:
-        _match_fusions(prev, cur, c2p, removed_set, fused_into)
+        _match_fusions(prev, cur, c2p, removed_set, fused_into, step.copies)
 
     for n in truly_removed:
         i = ptop[n]
@@ -625,6 +534,16 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
             elif not users and not is_root:
                 rem.fate = "removed"  # dead code, whatever pass dropped it
         step.removed.append(rem)
+    # A value whose users were all rewritten in the same pass lives on where they do:
+    # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
+    by_name = {r.name: r for r in step.removed}
+    for rem in reversed(step.removed):  # post order reversed: users first
+        if rem.into is not None or rem.fate not in ("rewritten", "merged"):
+            continue
+        users = prev.users.get(rem.name, ())
+        outs = {by_name[u].into for u, _ in users if u in by_name}
+        if users and all(u in by_name for u, _ in users) and len(outs) == 1:
+            rem.into = outs.pop()
     return step
 
 
@@ -696,7 +615,7 @@ def _inner_leaf(o: str, body) -> object:
 
 
 def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[str],
-                   fused_into: dict[str, str]) -> None:
+                   fused_into: dict[str, str], copies: dict[str, list[str]]) -> None:
     """Map instructions of new or grown fused computations to the prev snapshot's."""
     pmod, cmod = prev.module, cur.module
     prev.index()
@@ -741,6 +660,9 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             inner[x.name] = match.name
             if match.name in removed:
                 fused_into.setdefault(match.name, f.name)
+            lst = copies.setdefault(match.name, [])
+            if f.name not in lst:
+                lst.append(f.name)
         # A new fusion stands for the instruction its root was: consumers fused later in
         # this pass (text order is post order) match through it.
         if f.name not in c2p and body.root in inner:
