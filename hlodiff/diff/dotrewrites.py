@@ -13,8 +13,8 @@ the new dot. This module finds those pairs from the two modules alone:
   layout-only ops), in either order.
 
 Candidates are scored by shared operands (and the transpose's op_name); repeated code
-(layers with one op_name) is told apart by the operands. Ties stay undecided: those
-instructions keep whatever fate the rest of the engine gives them.
+(layers with one op_name) is told apart by the operands. Ties are reported
+``uncertain`` with the tied dots as candidates.
 """
 
 from __future__ import annotations
@@ -67,15 +67,16 @@ def _before_inputs(m: Matching, d: Node) -> set[int]:
     return out
 
 
-def transposed_dots(m: Matching) -> dict[int, int]:
-    """Before node (the transpose and its dot) -> the after dot that replaced both."""
+def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Before node (the transpose and its dot) -> the after dot that replaced both (-1:
+    several candidates tie), and the tied candidates of those nodes."""
     B, A = m.before, m.after
     dots_by_dims: dict[str, list[Node]] = {}
     for x in A.nodes:
         if x.opcode == "dot":
             dots_by_dims.setdefault(x.mdims, []).append(x)
     if not dots_by_dims:
-        return {}
+        return {}, {}
     scored: list[tuple[float, int, int, int]] = []
     for t in B.nodes:
         if t.opcode != "transpose" or len(t.operands) != 1:
@@ -98,16 +99,21 @@ def transposed_dots(m: Matching) -> dict[int, int]:
             scored.append((score, t.idx, d.idx, x.idx))
     scored.sort(key=lambda s: -s[0])
     out: dict[int, int] = {}
+    ties: dict[int, list[int]] = {}
     taken: set[int] = set()
     best: dict[int, float] = {}
     for score, ti, di, xi in scored:
-        if ti in best and best[ti] == score and out.get(ti) != xi:
-            out.pop(ti, None)  # a tie between two dots: undecided
-            out.pop(di, None)
+        if ti in best:
+            if best[ti] == score and out.get(ti, -1) != xi:
+                # two new dots read the same values: the modules cannot tell which
+                lst = ties.setdefault(ti, [out[ti]] if out.get(ti, -1) >= 0 else [])
+                lst.append(xi)
+                ties[di] = lst
+                out[ti] = out[di] = -1
             continue
-        if ti in best or xi in taken:
+        if xi in taken:
             continue
         best[ti] = score
         out[ti] = out[di] = xi
         taken.add(xi)
-    return out
+    return out, ties

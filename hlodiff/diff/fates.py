@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import duplicates
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -175,7 +176,7 @@ class FateBuilder:
             self.survivor = cse_survivors(m, gone | self.recip)
         self.borrowed = self._borrowed()
         self.upcast = self._upcast()
-        self.dot_t = transposed_dots(m)
+        self.dot_t, self.dot_ties = transposed_dots(m)
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -408,6 +409,12 @@ class FateBuilder:
                 self._set_after(f, A.nodes[y])
             return f
         x = self.dot_t.get(b.idx)
+        if x is not None and x < 0 and self.live[b.idx]:
+            f.fate = "uncertain"
+            f.candidates = [A.nodes[c].name for c in self.dot_ties.get(b.idx, ())]
+            f.reason = ("transpose(dot(a, b)) rebuilt as dot(b, a) by algebraic simplification; "
+                        "several new dots read the same values: " + ", ".join(f.candidates))
+            return f
         if x is not None and self.live[b.idx]:
             a = A.nodes[x]
             f.fate = "rewritten"
@@ -655,4 +662,6 @@ class FateBuilder:
         f.fusion, f.fusion_kind = self.where(a)
 
     def all(self) -> list[InstructionFate]:
-        return [self.fate(b) for b in self.B.nodes]
+        out = [self.fate(b) for b in self.B.nodes]
+        duplicates.annotate(self.m, out)
+        return out
