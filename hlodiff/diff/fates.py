@@ -400,6 +400,10 @@ class FateBuilder:
         f = InstructionFate(before=b.name, computation=b.comp, fate="removed",
                             opcode=b.opcode, op_name=b.op_name,
                             source=B.location(b), call_site=b.site)
+        if m.how.get(b.idx) == "identical":  # the same program on both sides
+            f.fate, f.reason = "kept", "unchanged (the modules hold the same program)"
+            self._set_after(f, A.nodes[m.b2a[b.idx]])
+            return f
         if self.untraced[b.idx] and b.opcode not in ("parameter", "call") and \
                 (self.live[b.idx] or b.opcode != "get-tuple-element"):
             f.fate = "inlined"

@@ -53,6 +53,8 @@ def compare(m: Matching) -> tuple[list[InstructionFate], dict]:
                     fusion_notes.append({"kind": "split", "before": [b.name],
                                          "after": [A.nodes[h].name for h in fusions_hit],
                                          "what": f"{b.name} split into {len(fusions_hit)} fusions"})
+            elif m.b2a[b.idx] >= 0:  # nothing of its own inside (a bitcast/copy fusion)
+                partner = A.nodes[m.b2a[b.idx]].home
         elif b.alias >= 0:
             y = m.b2a[B.resolve(b.idx)]
             for c in by_target.get((b.opcode, y), ()) if y >= 0 else ():
