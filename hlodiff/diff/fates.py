@@ -380,6 +380,17 @@ class FateBuilder:
         """The after node that now does b's job: a see-through op at b's place, else the
         partner of b's nearest matched user."""
         A, m = self.A, self.m
+        # forwarded value: a user's partner reads the partner of one of b's operands
+        # directly (an identity removed, a get-tuple-element forwarded): that holds b's value
+        for u in b.users:
+            y = m.b2a[u]
+            if y < 0:
+                continue
+            uops = A.nodes[y].operands
+            for o in b.operands:
+                yo = m.b2a[o]
+                if yo >= 0 and yo in uops and A.nodes[yo].mdims == b.mdims:
+                    return A.nodes[yo]
         for u in b.users:
             y = m.b2a[u]
             if y < 0:

@@ -267,7 +267,6 @@ class PassTrace:
         self.fates = fates
         self._gone = gone
         self._by_index = {s.index: s for s in steps}
-        self._names: dict[str, str] | None = None
 
     def fate_of(self, name: str) -> tuple[str, str | None]:
         """(fate, pass name) of a before instruction; the pass is None for ``kept``."""
@@ -337,38 +336,51 @@ class PassTrace:
 
     def destinations(self, name: str) -> list[str]:
         """Every top-level instruction of the final module holding the before instruction's
-        value: ``destination`` and each fusion a fusion pass copied it into (producers
-        duplicated into several consumers), followed to the end."""
-        return self._destinations(name.lstrip("%"), 0)
-
-    def _destinations(self, name: str, depth: int) -> list[str]:
-        f = self.fates[name]
-        out = []
-        d = self.destination(name)
-        if d is not None:
-            out.append(d)
+        value: ``destination``, and every fusion a fusion pass copied it (or what took its
+        place) into: producers duplicated into several consumers, followed to the end."""
+        f = self.fates[name.lstrip("%")]
+        out: list[str] = []
+        memo: dict[tuple[str, int], list[str]] = {}
+        if f.fate == "kept":
+            out.append(f.final_name or f.name)
+        else:
+            cur = f.fusion if f.fate == "fused" else f.into
+            if cur is not None and f.pass_index is not None:
+                out.extend(self._follow_all(cur, f.pass_index, memo, 0))
         for at, fusion in f.copies:
-            x = self.follow(fusion, at)
-            if x is not None and x not in out:
-                out.append(x)
-        if f.fate in ("merged", "folded", "rewritten") and f.into and depth < 8:
-            # the survivor (a before instruction under that name) is copied on as well
-            other = self._held_by().get(f.into)
-            if other is not None and other != name:
-                out.extend(x for x in self._destinations(other, depth + 1) if x not in out)
+            for x in self._follow_all(fusion, at, memo, 0):
+                if x not in out:
+                    out.append(x)
         return out
 
-    def _held_by(self) -> dict[str, str]:
-        """Every name a before instruction went by -> that instruction."""
-        if getattr(self, "_names", None) is None:
-            names: dict[str, str] = {}
-            for b, f in self.fates.items():
-                names.setdefault(b, b)
-                for _, _, ev in f.history:
-                    if ev.startswith(("renamed to ", "inlined as ")):
-                        names.setdefault(ev.split(" ")[-1], b)
-            self._names = names
-        return self._names
+    def _follow_all(self, cur: str, after_index: int, memo: dict, depth: int) -> list[str]:
+        key = (cur, after_index)
+        if key in memo:
+            return memo[key]
+        memo[key] = []
+        out: list[str] = []
+        for step in self.passes:
+            if step.index <= after_index or not step.changed and not step.copies:
+                continue
+            rem = step.removed_by_name().get(cur)
+            for fusion in step.copies.get(cur, ()):
+                if depth < 12 and not (rem is not None and rem.fusion == fusion):
+                    out.extend(x for x in self._follow_all(fusion, step.index, memo, depth + 1)
+                               if x not in out)
+            if cur in step.renamed:
+                cur = step.renamed[cur]
+                continue
+            if rem is None:
+                continue
+            nxt = rem.fusion if rem.fate == "fused" else rem.into
+            if nxt is None:
+                memo[key] = out
+                return out
+            cur = nxt
+        if cur not in out:
+            out.insert(0, cur)
+        memo[key] = out
+        return out
 
     def follow(self, cur: str | None, after_index: int | None) -> str | None:
         """Where the top-level instruction ``cur`` of the snapshot ``after_index`` ends up."""
@@ -537,8 +549,21 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
+    survivors: dict[tuple, str] | None = None
     for rem in reversed(step.removed):  # post order reversed: users first
         if rem.into is not None or rem.fate not in ("rewritten", "merged"):
+            continue
+        if rem.fate == "merged":
+            # CSE keeps the first of identical instructions; for operand-less ones
+            # (constants, iotas) that is the first identical one left in the computation
+            i = prev.top[rem.name]
+            if not i.operands:
+                if survivors is None:
+                    survivors = {}
+                    for c in cur.top.values():
+                        if not c.operands:
+                            survivors.setdefault((c.computation,) + _key(c), c.name)
+                rem.into = survivors.get((i.computation,) + _key(i))
             continue
         users = prev.users.get(rem.name, ())
         outs = {by_name[u].into for u, _ in users if u in by_name}
