@@ -273,8 +273,16 @@ class FateBuilder:
         for ctl, role, comp, _root, _params in B.bodies:
             w = nodes[ctl]
             y = m.b2a[ctl]
-            if w.opcode != "while" or y < 0:
+            if w.opcode != "while":
                 continue
+            if y < 0:
+                y = self._loop_partner(w)
+                if y < 0:
+                    continue
+            if A.nodes[y].opcode != "while":  # e.g. the CPU's small-while-loop hoisting
+                y = A.resolve(y)              # wraps the loop in a call: see through it
+                if A.nodes[y].opcode != "while":
+                    continue
             new = A.nodes[y].inst.called.get(role)
             if not new or comp in new:
                 continue
@@ -301,6 +309,15 @@ class FateBuilder:
         out = {i: changed[nodes[i].ctx] for i in dep if nodes[i].opcode != "parameter"}
         out.update(inits)
         return out
+
+    def _loop_partner(self, w: Node) -> int:
+        """The after while of an unmatched before while: the only after while with its
+        op_name that no other before instruction claims but its own init tuple."""
+        A, m = self.A, self.m
+        init = w.raw_operands[0] if w.raw_operands else -1
+        cands = [x.idx for x in A.nodes if x.opcode == "while" and x.op_name == w.op_name
+                 and m.a2b[x.idx] in (-1, init)]
+        return cands[0] if len(cands) == 1 else -1
 
     def _vanished(self) -> set[int]:
         """Constant-valued nodes (constants, their broadcasts) whose every user is simplified
