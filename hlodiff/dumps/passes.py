@@ -545,6 +545,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
                 pass
             elif not users and not is_root:
                 rem.fate = "removed"  # dead code, whatever pass dropped it
+            elif kind == "removed" and rem.into is not None and rem.into != n:
+                # tuple-simplifier / barrier expansion forwarded the value it carried:
+                # its users now read rem.into; it is not dead code
+                rem.fate = "rewritten"
         step.removed.append(rem)
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
