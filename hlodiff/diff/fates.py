@@ -310,6 +310,30 @@ class FateBuilder:
         out.update(inits)
         return out
 
+    def _reassociated(self, b: Node) -> bool:
+        """b is a constant operand of a chain ``(x op c1) op c2`` (op: multiply or add):
+        algsimp regroups it as ``x op (c1 op c2)`` and constant folding evaluates the
+        constant part, consuming both literals."""
+        B, cv = self.B, self.cv_b
+        if not cv[b.idx]:
+            return False
+        srcs = [b.idx] + [u for u in b.users if B.nodes[u].opcode == "broadcast"]
+        for u in (u for x in srcs for u in B.nodes[x].users):
+            un = B.nodes[u]
+            if un.opcode not in ("multiply", "add") or len(un.operands) != 2:
+                continue
+            other = un.operands[1] if un.operands[0] == b.idx else un.operands[0]
+            on = B.nodes[other]
+            if cv[other]:
+                continue
+            if on.opcode == un.opcode and any(cv[o] for o in on.operands):
+                return True  # (x op c1) op b
+            for w in un.users:
+                wn = B.nodes[w]
+                if wn.opcode == un.opcode and any(cv[o] and o != u for o in wn.operands):
+                    return True  # (x op b) op c2
+        return False
+
     def _loop_partner(self, w: Node) -> int:
         """The after while of an unmatched before while: the only after while with its
         op_name that no other before instruction claims but its own init tuple."""
@@ -404,10 +428,16 @@ class FateBuilder:
             if y < 0:
                 continue
             uops = A.nodes[y].operands
-            for o in b.operands:
+            todo, seen = list(b.operands), 0
+            while todo and seen < 8:  # through operands algsimp removed as well
+                o = todo.pop(0)
+                seen += 1
                 yo = m.b2a[o]
-                if yo >= 0 and yo in uops and A.nodes[yo].mdims == b.mdims:
-                    return A.nodes[yo]
+                if yo >= 0:
+                    if yo in uops and A.nodes[yo].mdims == b.mdims:
+                        return A.nodes[yo]
+                elif not self.cv_b[o]:
+                    todo.extend(self.B.nodes[o].operands)
         for u in b.users:
             y = m.b2a[u]
             if y < 0:
@@ -530,6 +560,16 @@ class FateBuilder:
             f.reason = f"identical to {sb.name} (CSE)"
             return f
         y = m.b2a[b.idx]
+        if b.opcode == "constant" and self.live[b.idx] and \
+                (y < 0 or A.nodes[y].inst.literal != b.inst.literal) and self._reassociated(b):
+            # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
+            # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
+            # after is not this one)
+            nc = self._new_constant(b)
+            f.fate, f.after = "folded", nc
+            f.reason = ("regrouped with another constant by algebraic simplification and "
+                        "evaluated by constant folding" + (f" into {nc}" if nc else ""))
+            return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
         if y >= 0:
