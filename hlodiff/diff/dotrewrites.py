@@ -92,6 +92,8 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
             owner = m.a2b[x.idx]
             if owner >= 0 and owner not in (t.idx, d.idx):
                 continue
+            if x.name == d.name:
+                continue  # the dot kept its name: it was kept, not rebuilt
             shared = len(want & _after_inputs(A, x))
             if shared == 0 and owner < 0:
                 continue
