@@ -437,9 +437,11 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
 
     steps: list[PassStep] = []
     gone: dict[str, list[tuple[int, Removal]]] = {}
+    last_pipeline = ""
     for snap in snaps:
         cur = _Snap(_load(snap.path))
-        step = _diff_step(prev, cur, snap)
+        step = _diff_step(prev, cur, snap, _partitioning(snap, last_pipeline))
+        last_pipeline = snap.pipeline
         steps.append(step)
         for rem in step.removed:
             gone.setdefault(rem.name, []).append((snap.index, rem))
@@ -483,7 +485,94 @@ def trace_directory(directory: str | os.PathLike,
     return trace(snaps, _load(bf))
 
 
-def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
+_PARTITIONING = re.compile(r"shard|spmd|partition", re.I)
+
+
+def _partitioning(snap: PassSnapshot, last_pipeline: str) -> bool:
+    """Whether the changes this snapshot shows come from sharding passes: the Shardy round
+    trip (export/import rebuilds the module under new names) and the SPMD partitioner
+    (per-device shapes). A ``pipeline-start`` snapshot shows what the previous pipeline's
+    undumped last passes did."""
+    if _PARTITIONING.search(snap.after_pass):
+        return True
+    return snap.after_pass == "pipeline-start" and bool(_PARTITIONING.search(last_pipeline))
+
+
+def _constant_like(snap: _Snap, name: str) -> bool:
+    i = snap.top.get(name)
+    if i is None:
+        return False
+    if i.opcode == "broadcast" and i.operands:
+        i = snap.top.get(i.operands[0])
+        if i is None:
+            return False
+    return not i.operands and i.opcode != "parameter"
+
+
+def _loose_renames(prev: _Snap, cur: _Snap, removed: list[str], added: list[str],
+                   c2p: dict[str, str], renamed: dict[str, str]) -> None:
+    """Renames across a sharding pass: the same opcode and op_name, reading the same values
+    where its operands can be followed (per-device shapes and new operands, such as the
+    partitioner's slices and collectives, allowed). Text order is post order, so operands
+    come first; among look-alikes (repeated code) the one sharing most operands, then the
+    first in order. The Shardy round trip records the old name of an instruction that had
+    no op_name as its op_name: that decides."""
+    ptop, ctop = prev.top, cur.top
+    left: dict[tuple, list[Instruction]] = {}
+    byname: dict[str, Instruction] = {}
+    for n in removed:
+        if n in renamed:
+            continue
+        i = ptop[n]
+        md = i.metadata
+        left.setdefault((i.opcode, md.op_name if md else None), []).append(i)
+        byname[n] = i
+
+    def take(n: str, r: Instruction) -> None:
+        byname.pop(r.name, None)
+        lst = left.get((r.opcode, r.metadata.op_name if r.metadata else None))
+        if lst and r in lst:
+            lst.remove(r)
+        c2p[n] = r.name
+        renamed[r.name] = n
+
+    for n in added:
+        if n in c2p:
+            continue
+        a = ctop[n]
+        md = a.metadata
+        op = md.op_name if md else None
+        r = byname.get(op) if op else None
+        if r is not None and r.opcode == a.opcode:
+            take(n, r)
+            continue
+        lst = left.get((a.opcode, op))
+        if not lst:
+            continue
+        mapped = [c2p.get(o) for o in a.operands]
+        best, score = None, -1
+        for r in lst:
+            if len(r.operands) != len(a.operands):
+                continue
+            if r.opcode == "parameter" and r.parameter_number != a.parameter_number:
+                continue
+            sc, bad = 0, False
+            for po, m in zip(r.operands, mapped):
+                if m is None:
+                    continue
+                if m == po:
+                    sc += 1
+                elif not (_constant_like(prev, po) and _constant_like(prev, m)):
+                    bad = True  # (the round trip also merges identical constants)
+                    break
+            if not bad and sc > score:
+                best, score = r, sc
+        if best is not None:
+            take(n, best)
+
+
+def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
+               partitioning: bool = False) -> PassStep:
     kind = classify_pass(snap.after_pass)
     step = PassStep(snap.index, snap.pipeline, snap.after_pass, snap.path, kind)
     ptop, ctop = prev.top, cur.top
@@ -493,6 +582,18 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
              if n not in ptop or ptop[n].opcode != i.opcode]
     if not removed and not added:
         return step
+    same: dict[str, str] = {}
+    if partitioning:
+        # the Shardy round trip rebuilds the module and renumbers names: a name left in
+        # place may now belong to another instruction. Only a name whose instruction is
+        # identical and reads the same (kept) operands is kept; the rest is matched anew.
+        for n, c in ctop.items():
+            p = ptop.get(n)
+            if p is not None and _key(p) == _key(c) and p.operands == c.operands and \
+                    all(same.get(o) == o for o in c.operands):
+                same[n] = n
+        removed = [n for n in ptop if n not in same]
+        added = [n for n in ctop if n not in same]
     step.added = added
     removed_set = set(removed)
     added_set = set(added)
@@ -524,6 +625,13 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
+    if partitioning and added and removed:
+        _loose_renames(prev, cur, removed, added, c2p, step.renamed)
+        for k in [k for k, v in step.renamed.items() if k == v]:
+            del step.renamed[k]
+        step.added = [n for n in added if c2p.get(n) != n]
+        removed = [n for n in removed if c2p.get(step.renamed.get(n, n)) != n]
+        removed_set = set(removed)
     p2c = {p: c for c, p in c2p.items()}
 
     # Fusion: follow removed instructions into fused computations, matching by structure.
@@ -532,9 +640,22 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
     if truly_removed:
         _match_fusions(prev, cur, c2p, removed_set, fused_into, step.copies)
 
+    twins: dict[tuple, str] | None = None
     for n in truly_removed:
         i = ptop[n]
         rem = Removal(n, i.computation, i.opcode, kind)
+        if partitioning and _constant_like(prev, n):
+            # the Shardy round trip merges identical constants (and their broadcasts)
+            if twins is None:
+                twins = {}
+                for c in ctop.values():
+                    twins.setdefault(_key(c) + (tuple(cur_leaf(o) for o in c.operands),),
+                                     c.name)
+            t = twins.get(_key(i) + (tuple(prev.canon(o) for o in i.operands),))
+            if t is not None:
+                rem.fate, rem.into = "merged", t
+                step.removed.append(rem)
+                continue
         if n in fused_into:
             rem.fate, rem.fusion = "fused", fused_into[n]
         else:
