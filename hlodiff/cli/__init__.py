@@ -7,9 +7,13 @@ this file.
 
 from __future__ import annotations
 
-import click
+from .common import install_early_signals
 
-from .. import __version__
+install_early_signals()  # before the slow imports below
+
+import click  # noqa: E402
+
+from .. import __version__  # noqa: E402
 
 
 class _DefaultToDiff(click.Group):
@@ -30,16 +34,19 @@ def main() -> None:
     hlodiff BEFORE.txt AFTER.txt    explain optimization (same as `hlodiff diff`)
     hlodiff show FILE               one module at a glance
     hlodiff passes DUMP_DIR         which XLA pass did what (pass-by-pass dumps)
+    hlodiff memory FILE|DUMP_DIR    peak memory and what is live at the peak
     """
 
 
 # Every command, registered explicitly (each module defines one click command).
+from .cache import cache  # noqa: E402
 from .capture import capture  # noqa: E402
 from .diff import diff  # noqa: E402
+from .memory import memory  # noqa: E402
 from .passes import passes  # noqa: E402
 from .render import render  # noqa: E402
 from .run import run  # noqa: E402
 from .show import show  # noqa: E402
 
-for _command in (diff, show, passes, render, capture, run):
+for _command in (diff, show, passes, memory, render, capture, run, cache):
     main.add_command(_command)

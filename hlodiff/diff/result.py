@@ -29,7 +29,8 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         #        uncertain: the two modules cannot decide; candidates: the after
         #        instructions it may have become
         # also_in: further fusions that fusion copied the same computation into
-        # fate (regression):   unchanged|changed|only_before (top-level instructions)
+        # fate (regression):   unchanged|changed|only_before|uncertain (one per before
+        #                      kernel; see diff/regression.py)
         # after: the after instruction it became (the constant for folded, the survivor's
         #        after instruction for merged); fusion/fusion_kind: the top-level fusion
         #        that now computes it; into: merged -> the surviving before instruction
@@ -40,10 +41,31 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
       "layouts": [{"instruction": str|null, "before": str|null, "computation": str,
                    "from": str, "to": str}],   # instruction "ENTRY" = entry layout
       "by_source": [{"source": str, "instructions": int, "kernels": [str]}],
-      "regression": null | {"changes": [{"before": str|null, "after": str|null,
-                   "status": str, "what": [str]}],
-                   "fusions": [{"kind": "split"|"joined"|"changed", "before": [str],
-                                "after": [str], "what": str}]}
+      "regression": null | {     # regression mode (diff/regression.py, diff/changelog.py)
+          "kernels": [{"before": str|null, "after": str|null,  # one row per kernel
+                       "status": "unchanged"|"changed"|"only_before"|"only_after"|"uncertain",
+                       "what": [str], "label_before", "label_after": str|null,
+                       "lines": [str], "lines_after": [str], "candidates": [str]}],
+              # a before kernel joined into a paired after kernel, and an after kernel
+              # split off from a paired before kernel, are "changed" rows naming both
+          "changes": [{"before", "after": str|null, "status": str, "what": [str]}],
+          "groups": [{"status", "label_before", "label_after", "text": str, "count": int,
+                      "what": [str], "example": {"before", "after"}, "members": [...],
+                      "lines": [str]}],       # the changelog: repeated changes grouped
+          "per_line": [{"line": str, "before": int, "after": int}],  # kernels per line
+          "pairs", "joined", "split", "uncertain", "kernels_before", "kernels_after": int,
+          "fusions": []},
+      "memory": null | {       # diff/memory.py; null when the after module is not optimized
+        "before": null | SIDE, "after": SIDE,   # before is null in optimization mode
+            # SIDE = {"peak_bytes": int (XLA's allocation total, or the estimate),
+            #         "estimated": bool, "live_range_peak_bytes": int|null,
+            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...]}
+        "change_bytes": int|null,
+        "growth_by_source": [{"source", "before", "after", "change"}],
+        "growth_by_op_name": [{"op_name", "before", "after", "change"}],
+        "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
+        "peak_moved": bool|null}
+      # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
     }
 """
 
@@ -121,6 +143,7 @@ class DiffResult:
     summary: dict
     by_source: list[dict] = field(default_factory=list)
     regression: dict | None = None
+    memory: dict | None = None  # see diff/memory.py
     timings: dict = field(default_factory=dict)
     _index: dict | None = None
 
@@ -145,4 +168,5 @@ class DiffResult:
             "layouts": [lc.to_json() for lc in self.layouts],
             "by_source": list(self.by_source),
             "regression": self.regression,
+            "memory": self.memory,
         }
