@@ -31,8 +31,9 @@ from hlodiff.diff.accuracy import Comparison, compare, report  # noqa: E402
 from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace  # noqa: E402
 
 DATA = HERE / "data" / "zoo"
-MODES = ("cpu", "cpu8", "gpu", "old")
+MODES = ("cpu", "cpu8", "gpu", "gpu8", "old")
 MODE_TITLES = {"cpu": "CPU", "cpu8": "8 CPU devices, sharded", "gpu": "H100 (deviceless AOT)",
+               "gpu8": "8 H100s (deviceless AOT), sharded",
                "old": "CPU, old JAX"}
 
 

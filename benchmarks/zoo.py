@@ -4,6 +4,7 @@
     python benchmarks/zoo.py                       # CPU, every program
     python benchmarks/zoo.py --mode cpu8           # sharded over 8 CPU devices (a part)
     python benchmarks/zoo.py --mode gpu            # deviceless H100 (a part; /work/venvs/gpu)
+    python benchmarks/zoo.py --mode gpu8           # 8 deviceless H100s, sharded (a part)
     python benchmarks/zoo.py --mode old --python /work/venvs/jax0430/bin/python
     python benchmarks/zoo.py --only mlp_deep vae_step
 
@@ -94,13 +95,13 @@ def dump(mode: str, name: str, python: str, force: bool) -> str:
     with tempfile.TemporaryDirectory(prefix="zoo-") as tmp:
         env = dict(os.environ)
         env["JAX_PLATFORMS"] = "cpu"
-        if mode == "gpu":
+        if mode in ("gpu", "gpu8"):
             out = Path(tmp) / "out"
             env.pop("JAX_PLATFORMS")
             env["ZOO_PROGRAM"] = name
             cmd = [GPU_PY, AOT, str(out), f"{HERE / 'zoo.py'}:gpu_build"]
-            if name in ("transformer_layer", "moe_top1"):
-                cmd[3:3] = ["--gpus", "8"]  # also a sharded-GPU sample
+            if mode == "gpu8":
+                cmd[3:3] = ["--gpus", "8"]  # 8 deviceless H100s, arguments sharded
             r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
             src = out
         else:
@@ -121,7 +122,7 @@ def dump(mode: str, name: str, python: str, force: bool) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--mode", default="cpu", choices=["cpu", "cpu8", "gpu", "old"])
+    ap.add_argument("--mode", default="cpu", choices=["cpu", "cpu8", "gpu", "gpu8", "old"])
     ap.add_argument("--python", default=sys.executable, help="the Python (venv) that runs JAX")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--force", action="store_true")
@@ -133,7 +134,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(HERE))
     from zoo_programs import GPU_SET, PROGRAMS, SHARDED_SET
     names = a.only or {"cpu": list(PROGRAMS), "old": list(PROGRAMS), "gpu": GPU_SET,
-                       "cpu8": SHARDED_SET}[a.mode]
+                       "cpu8": SHARDED_SET, "gpu8": SHARDED_SET[:5]}[a.mode]
     bad = 0
     for name in names:
         msg = dump(a.mode, name, a.python, a.force)

@@ -155,6 +155,26 @@ def _call_result(nodes: list[Node], n: Node) -> bool:
         nodes[n.raw_operands[0]].opcode == "call"
 
 
+def _inliner_before_dce(after) -> bool:
+    """Whether the compiler inlined calls before any dead-code elimination ran. XLA's GPU
+    pipeline and SPMD-partitioned programs inline calls first (pre-spmd-partitioner /
+    spmd-partitioner pipelines); the call inliner copies only what a callee's root needs,
+    so dead code in callees, and dead get-tuple-elements of calls, go with the inlining.
+    The CPU pipeline of an unpartitioned program runs DCE first (sharding-removal)."""
+    v = str(after.attributes.get("num_partitions", "1"))
+    if v.isdigit() and int(v) > 1:
+        return True
+    for c in after.computations:
+        for i in c.instructions:
+            bc = i.attrs.get("backend_config")
+            if bc and "operation_queue_id" in str(bc):
+                return True
+            t = i.custom_call_target or ""
+            if t.startswith(("__cublas", "__cudnn", "__triton")):
+                return True
+    return False
+
+
 class FateBuilder:
     def __init__(self, m: Matching):
         self.m = m
@@ -177,6 +197,7 @@ class FateBuilder:
         self.borrowed = self._borrowed()
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
+        self.inline_first = _inliner_before_dce(self.A.module)
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -619,6 +640,12 @@ class FateBuilder:
                     f.reason = f"layout {lb} -> {la}"
             return f
         if not self.live[b.idx]:
+            if self.inline_first and b.opcode not in ("parameter", "call") and \
+                    b.site is not None:
+                f.fate = "inlined"
+                f.reason = ("dead code of an inlined call: the call inliner, which runs "
+                            "before dead-code elimination here, copies only what is used")
+                return f
             if b.opcode == "tuple" and any(self.live[u] for u in self._tuple_users().get(b.idx, ())):
                 # its elements are read through get-tuple-elements: algsimp forwards them
                 f.fate, f.reason = "rewritten", "tuple plumbing simplified away (get-tuple-element forwarded)"

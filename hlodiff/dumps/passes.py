@@ -578,8 +578,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             rem.into = _replacement(prev, cur, n, p2c)
             users = prev.users.get(n)
             is_root = prev.roots.get(i.computation) == n
-            if kind == "inlined" or kind == "fused":
-                pass
+            if kind == "fused" or (kind == "inlined" and i.computation not in cur.roots):
+                pass  # (the callee the call inliner copied from is gone)
             elif not users and not is_root:
                 rem.fate = "removed"  # dead code, whatever pass dropped it
             elif kind == "removed" and rem.into is not None and rem.into != n:
