@@ -65,7 +65,8 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     if mode == "auto":
         mode = detect_mode(before, after)
     t0 = time.perf_counter()
-    if mode == "regression":
+    from .match import same_program
+    if mode == "regression" or same_program(before, after):  # identical: nothing inlined
         bv = after_view(before)
     else:
         bv = before_view(before)

@@ -45,6 +45,8 @@ def fusions(m: Matching, fates: list[InstructionFate]) -> list[FusionInfo]:
     for f in fates:
         if f.fusion and f.fate in ("fused", "merged", "rewritten"):
             held[f.fusion].append(f)
+            for other in f.also_in:  # fusion copied it into these kernels too
+                held[other].append(f)
     bnode = {}
     for n in B.nodes:
         bnode.setdefault((n.comp, n.name), n)
