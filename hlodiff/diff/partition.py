@@ -104,30 +104,12 @@ def _squeezed_ways(g: tuple[int, ...], loc: tuple[int, ...], nparts: int) -> int
     return ways
 
 
-def _tuple_ways(g: Shape, loc: Shape, nparts: int) -> int:
-    """Largest cut among a tuple's elements when every element is whole or a shard."""
-    gl, ll = list(g.leaves()), list(loc.leaves())
-    if len(gl) != len(ll):
-        return 0
-    best = 0
-    for x, y in zip(gl, ll):
-        if x.dims_text == y.dims_text:
-            continue
-        w = shard_ways(x, y, nparts)
-        if not w:
-            return 0
-        best = max(best, w)
-    return best
-
-
 def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
     """'partitioned N ways (global -> per device)' when ``a`` computes ``b``'s shard."""
     if nparts <= 1:
         return None
-    if b.shape.is_tuple and a.shape.is_tuple:
-        ways = _tuple_ways(b.shape, a.shape, nparts)
-    else:
-        ways = shard_ways(b.shape, a.shape, nparts, b.attrs.get("sharding"))
+    ways = shard_ways(b.shape, a.shape, nparts,
+                      None if b.shape.is_tuple else b.attrs.get("sharding"))
     if not ways:
         ways = _reshaped_ways(b.shape, a.shape, nparts)
         if not ways:
