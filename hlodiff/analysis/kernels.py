@@ -354,6 +354,9 @@ def fusion_kind(module: Module, inst: Instruction) -> tuple[str, str]:
         return "oneDNN fusion", bk
     if bk == "__dynamic_memcpy":
         return "dynamic memcpy", ""
+    if bk == "__dynamic_slice_fusion":  # a library call or copy at a computed offset
+        return "dynamic-slice fusion", ("dynamic-update-slice" if ops["dynamic-update-slice"]
+                                        else "dynamic-slice")
     if bk:
         return "custom fusion", bk.lstrip("_")
     work = {k: v for k, v in ops.items() if k not in FREE_OPS}
