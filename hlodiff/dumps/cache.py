@@ -32,7 +32,7 @@ from .. import __version__
 from ..hlo.gcpause import gc_paused
 from ..hlo.model import (_NO_CALLS, _NO_EXTRA, Computation, Instruction, Layout, Metadata,
                          Module, Shape, StackTables)
-from ..hlo.parser import grammar_text, parse
+from ..hlo.grammarfile import grammar_text
 from ..userdirs import (is_cache_file, private_cache_dir, read_private_file,
                         write_private_file)
 
@@ -237,6 +237,13 @@ def _store(d: Path, f: Path, module: Module) -> None:
         return  # e.g. an integer beyond 64 bits: not cached, parsed each time
     if len(data) <= limit and write_private_file(d, f.name, data):
         evict(d, limit)
+
+
+def parse(text: str, path: str | None = None) -> Module:
+    """The parser, imported on a miss only: a cache hit needs neither it nor lark (speed)."""
+    from ..hlo.parser import parse as parse_text
+
+    return parse_text(text, path)
 
 
 def cached_parse(text: str, path: str | None = None, use_cache: bool = True) -> Module:
