@@ -7,7 +7,7 @@ import tempfile
 
 import click
 
-from .common import handle_errors
+from .common import handle_errors, safe_text
 
 
 @click.command("capture", context_settings={"ignore_unknown_options": True})
@@ -38,8 +38,8 @@ def capture(dump_dir, passes, module_name, fmt, program):
                        "explaining what it compiled before that", err=True)
         pair = resolve_dump_pair(where, module_name)  # InputError when nothing was dumped
         if not dump_dir:
-            click.echo(f"hlodiff: module {pair.name} (pass --dump DIR to keep the dumps)",
-                       err=True)
+            click.echo(safe_text(f"hlodiff: module {pair.name} "
+                                 "(pass --dump DIR to keep the dumps)"), err=True)
         ctx = click.get_current_context()
         from .diff import diff
 

@@ -184,6 +184,9 @@ reduce-precision select-and-scatter batch-norm-training batch-norm-inference bat
 all-reduce all-gather reduce-scatter all-to-all collective-permute fft cholesky
 triangular-solve get-dimension-size set-dimension-size top-k stochastic-convert
 """.split())
+# CustomCallApiVersion values XLA accepts in text (API_VERSION_UNSPECIFIED is refused).
+_API_VERSIONS = frozenset({"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                           "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"})
 # Opcodes whose dimensions={...} names exactly one dimension.
 _ONE_DIMENSION = frozenset({"all-gather", "all-gather-start", "reduce-scatter",
                             "get-dimension-size", "set-dimension-size"})
@@ -202,6 +205,10 @@ def _check_opcode_rules(where: _Where, comp, inst: Instruction) -> None:
         if any(d < 0 for d in dims):
             raise where.error(inst, inst.line, "dimension numbers >= 0",
                               str(min(dims)), "dimensions=")
+    api = inst.attrs.get("api_version")
+    if api is not None and api not in _API_VERSIONS:
+        raise where.error(inst, inst.line, "a custom-call API version (" +
+                          ", ".join(sorted(_API_VERSIONS)) + ")", api, api)
     if op in ("recv", "infeed") and not inst.shape.is_tuple and inst.shape.text:
         raise where.error(inst, inst.line, f"a tuple result shape for {op}", inst.shape.text,
                           inst.shape.text)
