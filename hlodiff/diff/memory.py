@@ -15,6 +15,7 @@ from collections import Counter
 from ..analysis.memory import MemoryReport, memory_report
 from ..dumps.memfiles import load_memory_files
 from ..hlo.model import Module
+from .normalize import canon_op_name  # regress (issue 12)
 
 
 def module_memory(module: Module) -> MemoryReport | None:
@@ -54,7 +55,7 @@ def _thin(values: list[int], most: int) -> list[list[int]]:
 
 
 def _key(b) -> tuple:
-    return (b.source, b.op_name, b.shape, b.kind)
+    return (b.source, canon_op_name(b.op_name), b.shape, b.kind)
 
 
 def compare_memory(before: MemoryReport, after: MemoryReport, top: int = 15) -> dict:
@@ -66,10 +67,11 @@ def compare_memory(before: MemoryReport, after: MemoryReport, top: int = 15) -> 
     growth = [g for g in growth if g["change"]]
     growth.sort(key=lambda g: (-abs(g["change"]), g["source"]))
     kb, ka = Counter(), Counter()
+    # op_names in one form across JAX versions (regress, issue 12: diff/normalize.py)
     for b in before.live_at_peak:
-        kb[b.op_name or b.instruction] += b.bytes
+        kb[canon_op_name(b.op_name) or b.instruction] += b.bytes
     for b in after.live_at_peak:
-        ka[b.op_name or b.instruction] += b.bytes
+        ka[canon_op_name(b.op_name) or b.instruction] += b.bytes
     by_op = [{"op_name": k, "before": kb[k], "after": ka[k], "change": ka[k] - kb[k]}
              for k in set(kb) | set(ka) if ka[k] != kb[k]]
     by_op.sort(key=lambda g: (-abs(g["change"]), g["op_name"]))

@@ -8,7 +8,8 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
       "before": {"file": str|null, "module": str, "instructions": int},
       "after":  {"file": str|null, "module": str, "instructions": int},
       "summary": {
-        "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed": int,
+        "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed",
+        "uncertain": int,
             # optimization mode: how many before instructions had each fate
         "unchanged", "changed", "only_before", "only_after": int,   # regression mode
         "fusions": int,          # fusion instructions in the after module (top level)
@@ -21,9 +22,13 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
       "instructions": [            # one per before instruction considered, in text order
         {"before": str, "computation": str, "fate": str, "after": str|null,
          "fusion": str|null, "fusion_kind": str|null, "into": str|null, "reason": str,
-         "opcode": str, "op_name": str|null, "source": str|null, "call_site": str|null}
+         "opcode": str, "op_name": str|null, "source": str|null, "call_site": str|null,
+         "also_in": [str], "candidates": [str]}
       ],
-        # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed
+        # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed|uncertain
+        #        uncertain: the two modules cannot decide; candidates: the after
+        #        instructions it may have become
+        # also_in: further fusions that fusion copied the same computation into
         # fate (regression):   unchanged|changed|only_before|uncertain (one per before
         #                      kernel; see diff/regression.py)
         # after: the after instruction it became (the constant for folded, the survivor's
@@ -64,14 +69,43 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         "peak_moved": bool|null}
       # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
     }
+
+    Kernel kinds, collectives and partitioning (hlodiff/diff/devices.py) add these keys::
+
+      "summary": {..., "collective_bytes": int,      # per device per step, after module
+                  "collective_bytes_before": int, "collectives": int,
+                  "partitioned": int,                # num_partitions, when > 1
+                  "bytes_before_global": int},       # partitioned: before bytes, global
+                    # (partitioned diffs: "bytes_before" is per device, comparable)
+      "kernels": {"before": KINDS|null, "after": KINDS},
+          # KINDS = {"kinds": {kind: count}, "flops": int, "bytes_moved": int,
+          #          "workspace_bytes": int,
+          #          "kernels": [{"name", "computation", "opcode", "kind", "detail"?,
+          #                       "flops", "bytes_read", "bytes_written",
+          #                       "workspace_bytes"?, "split_k"?, "intensity"?, "source"?}]}
+          # kinds: "Triton gemm", "Triton softmax", "Triton reduction", "Triton generic",
+          #   "cuBLAS gemm", "cuBLASLt matmul", "cuDNN convolution[ (...)]", "cuDNN fused
+          #   attention", "cuDNN norm", "custom fusion", "split-K reduction", "loop fusion",
+          #   "input fusion", "reduction fusion", "transpose fusion", "copy", "collective
+          #   all-reduce (async)", "YNNPACK fusion", "oneDNN ...", ...
+      "collectives": {"before": COLL|null, "after": COLL,
+                      "shardings": [{"instruction", "role": "parameter"|"output"|"annotated",
+                                     "shape", "sharding", "description", "ways"}]},
+          # COLL = {"count", "bytes_per_device", "by_kind": {kind: bytes},
+          #         "by_mesh_axis": {axes: bytes}, "mesh": {axis: size}|null,
+          #         "num_partitions", "collectives": [{"name", "kind", "computation",
+          #         "bytes", "in_bytes", "out_bytes", "async", "done"?, "replica_groups"?,
+          #         "group_size"?, "replica_groups_text"?, "mesh_axes"?,
+          #         "source_target_pairs"?, "pattern"?, "overlap"?, "merged"?,
+          #         "decomposition"?, "op_name"?, "source"?}]}
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
-REGRESSION_FATES = ("unchanged", "changed", "only_before")
+FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed", "uncertain")
+REGRESSION_FATES = ("unchanged", "changed", "only_before", "uncertain")
 
 
 @dataclass(slots=True)
@@ -88,6 +122,8 @@ class InstructionFate:
     op_name: str | None = None
     source: str | None = None
     call_site: str | None = None
+    also_in: list[str] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -140,6 +176,7 @@ class DiffResult:
     regression: dict | None = None
     memory: dict | None = None  # see diff/memory.py
     timings: dict = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)  # "kernels", "collectives", "partitioned" (devices.py)
     _index: dict | None = None
 
     def fate_of(self, computation: str, name: str) -> InstructionFate | None:
@@ -164,4 +201,5 @@ class DiffResult:
             "by_source": list(self.by_source),
             "regression": self.regression,
             "memory": self.memory,
+            **self.devices,
         }
