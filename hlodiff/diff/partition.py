@@ -108,11 +108,29 @@ def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
     """'partitioned N ways (global -> per device)' when ``a`` computes ``b``'s shard."""
     if nparts <= 1:
         return None
-    ways = shard_ways(b.shape, a.shape, nparts, b.attrs.get("sharding"))
+    ways = shard_ways(b.shape, a.shape, nparts,
+                      None if b.shape.is_tuple else b.attrs.get("sharding"))
     if not ways:
-        return None
+        ways = _reshaped_ways(b.shape, a.shape, nparts)
+        if not ways:
+            return None
+        return (f"partitioned {ways} ways and reshaped ({b.shape.dims_text} global -> "
+                f"{a.shape.dims_text} per device)")
     return (f"partitioned {ways} ways ({b.shape.dims_text} global -> "
             f"{a.shape.dims_text} per device)")
+
+
+def _reshaped_ways(g: Shape, loc: Shape, nparts: int) -> int:
+    """A shard that a later pass also reshaped (or widened bf16 -> f32): the element
+    count shrank by a factor > 1 that divides the number of partitions."""
+    if g.is_tuple or loc.is_tuple or loc.num_elements <= 0:
+        return 0
+    same_kind = g.element_type == loc.element_type or (
+        (g.element_type or "")[:1] in "bf" and (loc.element_type or "")[:1] in "bf")
+    if not same_kind or g.num_elements % loc.num_elements:
+        return 0
+    r = g.num_elements // loc.num_elements
+    return r if r > 1 and nparts % r == 0 else 0
 
 
 def same_entry_layouts(before_text: str, after_text: str) -> bool:
