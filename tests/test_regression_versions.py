@@ -159,3 +159,13 @@ def test_op_name_and_source_normalization():
                        hlodiff.load(after("mlp_step", "0.10.2")), mode="regression")
     lines = {ln for r in res.regression["kernels"] for ln in r["lines"] + r.get("lines_after", [])}
     assert lines and all(ln.startswith("generate.py:") for ln in lines)
+
+
+def test_ci_recipe_relative_gates():
+    """The README's CI recipe: relative gates on kernels and peak memory across versions."""
+    old, new = str(after("mlp_step", "0.4.30")), str(after("mlp_step", "0.10.2"))
+    gate = "kernels>+5%,peak_bytes>+5%,layout_changes>0"
+    r = CliRunner().invoke(main, [old, new, "--fail-on", gate])
+    assert r.exit_code == 0, r.output  # 33 -> 30 kernels
+    r = CliRunner().invoke(main, [new, old, "--fail-on", gate])
+    assert r.exit_code == 1 and "kernels" in r.output  # 30 -> 33 kernels: +10%

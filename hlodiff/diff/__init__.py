@@ -109,6 +109,8 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     res = DiffResult(mode=mode, before_info=_info(before), after_info=_info(after),
                      instructions=fl, fusions=fus, added=adds, layouts=lays, summary=summary,
                      by_source=analyses.by_source(fl), regression=reg)
+    from .devices import attach_devices  # gpu helper: kernel kinds, collectives, shards
+    attach_devices(res, m, before, after)
     t3 = time.perf_counter()
     from .memory import add_memory
     add_memory(res, before, after, mode)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from . import partition  # gpu helper: SPMD shard relation
 from .match import Matching
 from .result import Added, FusionInfo, InstructionFate, LayoutChange
 from .view import Node, View
@@ -88,6 +89,9 @@ def _added_reason(n: Node) -> str:
         return "bitcast: a free reshape/transpose under the chosen layout"
     if op == "custom-call":
         return f"library call {n.inst.custom_call_target or ''}".strip()
+    coll = partition.collective_reason(n.inst)  # gpu helper: collectives
+    if coll:
+        return coll
     if op.endswith("-start") or op.endswith("-done") or op.endswith("-update"):
         return "async pair"
     if op == "constant":
@@ -124,7 +128,7 @@ def layouts(m: Matching) -> list[LayoutChange]:
     out = []
     eb = B.module.attributes.get("entry_computation_layout")
     ea = A.module.attributes.get("entry_computation_layout")
-    if eb and ea and eb != ea:
+    if eb and ea and eb != ea and not partition.same_entry_layouts(eb, ea):  # gpu: shards
         out.append(LayoutChange("ENTRY", None, A.module.entry, eb, ea))
     for b in B.nodes:
         y = m.b2a[b.idx]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import duplicates
+from . import duplicates, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -195,6 +195,8 @@ class FateBuilder:
         if gone:
             self.survivor = cse_survivors(m, gone | self.recip)
         self.borrowed = self._borrowed()
+        # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
+        self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = _inliner_before_dce(self.A.module)
@@ -597,6 +599,8 @@ class FateBuilder:
             a = A.nodes[y]
             self._set_after(f, a)
             same_dims = a.dims == b.dims or _upcast_only(b.dims, a.dims)
+            part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
+            same_dims = same_dims or part is not None
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
             moved = a.opcode == b.opcode and not same_dims and b.opcode in _ELEMENTWISE \
@@ -627,14 +631,14 @@ class FateBuilder:
                     f.reason += f" inside {f.fusion_kind} fusion"
             elif a.fusion >= 0:
                 f.fate = "fused"
-                f.reason = f"computed inside {f.fusion_kind} fusion"
+                f.reason = f"computed inside {f.fusion_kind} fusion" + (f"; {part}" if part else "")
             elif self._recreated(b, a):
                 f.fate = "rewritten"
                 f.reason = (f"{b.opcode} re-created as {a.name} (a pass rebuilt it, e.g. "
                             "algsimp folding operand transposes/reshapes into it)")
             else:
                 f.fate = "kept"
-                f.reason = "unchanged" if b.dims == a.dims else f"shape {b.dims} -> {a.dims}"
+                f.reason = "unchanged" if b.dims == a.dims else (part or f"shape {b.dims} -> {a.dims}")
                 lb, la = b.inst.shape.layout, a.inst.shape.layout
                 if lb is not None and la is not None and lb != la:
                     f.reason = f"layout {lb} -> {la}"

@@ -59,14 +59,45 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         "before": null | SIDE, "after": SIDE,   # before is null in optimization mode
             # SIDE = {"peak_bytes": int (XLA's allocation total, or the estimate),
             #         "estimated": bool, "live_range_peak_bytes": int|null,
-            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...]}
+            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...],
+            #         "remat": {...}|null, "timeline": [[step, bytes]] (<= 400 points)}
         "change_bytes": int|null,
         "growth_by_source": [{"source", "before", "after", "change"}],
         "growth_by_op_name": [{"op_name", "before", "after", "change"}],
+        "growth_by_kernel": [{"kernel", "before", "after", "change"}],
         "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
         "peak_moved": bool|null}
       # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
     }
+
+    Kernel kinds, collectives and partitioning (hlodiff/diff/devices.py) add these keys::
+
+      "summary": {..., "collective_bytes": int,      # per device per step, after module
+                  "collective_bytes_before": int, "collectives": int,
+                  "partitioned": int,                # num_partitions, when > 1
+                  "bytes_before_global": int},       # partitioned: before bytes, global
+                    # (partitioned diffs: "bytes_before" is per device, comparable)
+      "kernels": {"before": KINDS|null, "after": KINDS},
+          # KINDS = {"kinds": {kind: count}, "flops": int, "bytes_moved": int,
+          #          "workspace_bytes": int,
+          #          "kernels": [{"name", "computation", "opcode", "kind", "detail"?,
+          #                       "flops", "bytes_read", "bytes_written",
+          #                       "workspace_bytes"?, "split_k"?, "intensity"?, "source"?}]}
+          # kinds: "Triton gemm", "Triton softmax", "Triton reduction", "Triton generic",
+          #   "cuBLAS gemm", "cuBLASLt matmul", "cuDNN convolution[ (...)]", "cuDNN fused
+          #   attention", "cuDNN norm", "custom fusion", "split-K reduction", "loop fusion",
+          #   "input fusion", "reduction fusion", "transpose fusion", "copy", "collective
+          #   all-reduce (async)", "YNNPACK fusion", "oneDNN ...", ...
+      "collectives": {"before": COLL|null, "after": COLL,
+                      "shardings": [{"instruction", "role": "parameter"|"output"|"annotated",
+                                     "shape", "sharding", "description", "ways"}]},
+          # COLL = {"count", "bytes_per_device", "by_kind": {kind: bytes},
+          #         "by_mesh_axis": {axes: bytes}, "mesh": {axis: size}|null,
+          #         "num_partitions", "collectives": [{"name", "kind", "computation",
+          #         "bytes", "in_bytes", "out_bytes", "async", "done"?, "replica_groups"?,
+          #         "group_size"?, "replica_groups_text"?, "mesh_axes"?,
+          #         "source_target_pairs"?, "pattern"?, "overlap"?, "merged"?,
+          #         "decomposition"?, "op_name"?, "source"?}]}
 """
 
 from __future__ import annotations
@@ -74,7 +105,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed", "uncertain")
-REGRESSION_FATES = ("unchanged", "changed", "only_before")
+REGRESSION_FATES = ("unchanged", "changed", "only_before", "uncertain")
 
 
 @dataclass(slots=True)
@@ -145,6 +176,7 @@ class DiffResult:
     regression: dict | None = None
     memory: dict | None = None  # see diff/memory.py
     timings: dict = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)  # "kernels", "collectives", "partitioned" (devices.py)
     _index: dict | None = None
 
     def fate_of(self, computation: str, name: str) -> InstructionFate | None:
@@ -169,4 +201,5 @@ class DiffResult:
             "by_source": list(self.by_source),
             "regression": self.regression,
             "memory": self.memory,
+            **self.devices,
         }

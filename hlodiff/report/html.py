@@ -359,6 +359,8 @@ def render_html(result: DiffResult, pictures: dict[str, str] | None = None) -> s
     if result.regression:  # regression mode: a changelog (report/changelog.py)
         from .changelog import render_html as _changelog
         out += _changelog(result)
+    from .devices import devices_html  # gpu helper: kernels, collectives, shards
+    out += devices_html(result)
     if result.by_source:
         out += _sources(result, fusion_names, pictures)
     out += _instructions(result, fusion_names, pictures)

@@ -219,6 +219,8 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
             console.print(_e(f"  {lc.instruction} ({lc.before or ''}): {lc.from_} -> {lc.to}"),
                           overflow="fold")
         console.print()
+    from .devices import render_devices  # gpu helper: kernels, collectives, shards
+    render_devices(result, console, limit)
     if result.by_source:
         t = _table("Source lines -> kernels", width)
         t.add_column("source", no_wrap=True, overflow="ellipsis", max_width=max(16, width // 3))
