@@ -17,6 +17,7 @@ from rich.markup import escape as _e
 from rich.table import Table
 
 from ..diff.result import FATES, DiffResult
+from ..hlo.frames import display_path
 
 # rare, surprising fates first; the bulk (fused, kept) last
 FATE_ORDER = {"folded": 0, "merged": 1, "removed": 2, "rewritten": 3, "inlined": 4,
@@ -228,12 +229,12 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
         console.print()
     if result.by_source:
         t = _table("Source lines -> kernels", width)
-        t.add_column("source", no_wrap=True, overflow="ellipsis", max_width=max(16, width // 3))
+        t.add_column("source", overflow="fold", max_width=max(16, width // 3))
         t.add_column("ops", justify="right", no_wrap=True)
         t.add_column("kernels", overflow="fold", ratio=1)
         for d in result.by_source[:limit]:
             ks = d["kernels"]
-            t.add_row(_e(d["source"]), str(d["instructions"]),
+            t.add_row(_e(display_path(d["source"])), str(d["instructions"]),
                       _e(_list(ks, 3 * max(20, width - 30)) if ks else "(none)"))
         console.print(t)
         if len(result.by_source) > limit:

@@ -1,0 +1,194 @@
+"""A new user's first hour: the module a dump directory means, the user's own source lines,
+the output format from -o, swapped arguments, and `capture` as a CI step."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import hlodiff
+from hlodiff.cli import main
+from hlodiff.dumps.directory import choose_module, find_dumps, scan_work
+
+from .conftest import ROOT, fixture_pair
+
+DUMPS = ROOT / "fixtures" / "dumps"
+CPU_TRAIN = DUMPS / "cpu_train"
+GPU_MLP = DUMPS / "gpu_mlp"
+
+
+def run_cli(*args: str, cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "hlodiff", *args], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=cwd)
+
+
+# ---- 1. the module the user means ---------------------------------------------------------
+
+def test_training_script_dump_picks_the_step_not_the_larger_prng_helpers():
+    pairs = find_dumps(CPU_TRAIN)
+    by_name = {p.name: p for p in pairs}
+    # the premise: a PRNG helper is the largest file of the directory
+    assert max(pairs, key=lambda p: p.size).name == "jit__randint"
+    assert pairs[0].name == "jit_train_step"
+    step = by_name["jit_train_step"].work
+    # 64->128->128->10 MLP, batch 32: forward 2*32*(64*128+128*128+128*10) FLOPs, backward twice
+    # that less the unneeded input gradient (2*32*64*128)
+    assert step.flops == 3 * 2 * 32 * (64 * 128 + 128 * 128 + 128 * 10) - 2 * 32 * 64 * 128
+    assert step.dots == 8
+    assert by_name["jit__randint"].work.flops == 0 and by_name["jit__randint"].is_jax_helper
+
+
+def test_diff_of_the_directory_names_the_pick_and_the_others():
+    r = CliRunner().invoke(main, [str(CPU_TRAIN), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["before"]["module"] == "jit_train_step"
+    msg = [ln for ln in r.stderr.splitlines() if ln.startswith("hlodiff: module")]
+    assert len(msg) == 1
+    assert "jit_train_step (8 dots" in msg[0]
+    assert "others: " in msg[0] and "jit__randint" in msg[0] and "jit__normal" in msg[0]
+
+
+def test_show_directory_lists_the_pick_first_as_a_subprocess():
+    r = run_cli("show", str(CPU_TRAIN))
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith("module_")]
+    assert "jit_train_step" in rows[0]
+    assert "explains module jit_train_step" in " ".join(r.stdout.split())
+    r = run_cli("show", str(CPU_TRAIN), "--format", "json")
+    data = json.loads(r.stdout)
+    assert data[0]["name"] == "jit_train_step" and data[0]["flops"] > 0
+
+
+def test_module_option_still_picks_a_helper():
+    chosen, _ = choose_module(CPU_TRAIN, "jit__randint")
+    assert chosen.name == "jit__randint"
+    chosen, _ = choose_module(CPU_TRAIN, "module_0010")
+    assert chosen.name == "jit_multiply"
+
+
+def test_gpu_dump_directory_skips_per_fusion_side_modules():
+    names = {p.name for p in find_dumps(GPU_MLP)}
+    assert names == {"jit_step"}  # fused_negate etc. are pass snapshots, not modules
+    chosen, others = choose_module(GPU_MLP)
+    assert chosen.after.name == "module_0001.jit_step.sm_9.0a_gpu_after_optimizations.txt"
+    assert not others
+    assert scan_work(chosen.after).flops > 0  # dots inside Triton gemm fusions count
+    r = CliRunner().invoke(main, [str(GPU_MLP), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["after"]["module"] == "jit_step"
+
+
+@pytest.mark.parametrize("suffix", [
+    "cpu_after_optimizations", "gpu_after_optimizations", "sm_9.0_gpu_after_optimizations",
+    "sm_9.0a_gpu_after_optimizations", "gfx90a_gpu_after_optimizations", "after_optimizations"])
+@pytest.mark.parametrize("stamp", ["", "1700000000123."])
+def test_every_platforms_file_names(tmp_path, suffix, stamp):
+    before, after = fixture_pair("mlp_step")
+    shutil.copy(before, tmp_path / f"{stamp}module_0026.jit_mlp_step.before_optimizations.txt")
+    shutil.copy(after, tmp_path / f"{stamp}module_0026.jit_mlp_step.{suffix}.txt")
+    # not modules: reports and pass snapshots beside them
+    shutil.copy(after, tmp_path / f"module_0026.jit_mlp_step.{suffix}-buffer-assignment.txt")
+    shutil.copy(before, tmp_path / "module_0026.jit_mlp_step.0003.pipe.after_x.before_after_optimizations.txt")
+    pairs = find_dumps(tmp_path)
+    assert [(p.name, p.after.name) for p in pairs] == [
+        ("jit_mlp_step", f"{stamp}module_0026.jit_mlp_step.{suffix}.txt")]
+    assert pairs[0].before is not None
+
+
+# ---- 2. the user's own source line --------------------------------------------------------
+
+def test_sources_name_the_users_lines_not_the_librarys():
+    r = CliRunner().invoke(main, [str(CPU_TRAIN), "--format", "json"])
+    sources = [i["source"] for i in json.loads(r.stdout)["instructions"] if i["source"]]
+    assert sources
+    # the layers come from site-packages/tinylib; the user's lines call them
+    assert all(s.startswith("train_script.py:") for s in sources), set(sources)
+
+
+def test_stack_tables_read_the_printed_parent_ids():
+    m = hlodiff.load(next(CPU_TRAIN.glob("*jit_train_step.before_optimizations.txt")))
+    stacks = [m.tables.stack(fid) for fid in m.tables.stack_frames]
+    # every stack ends at the script's top level, and no frame is its own caller
+    assert all(s[-1][1] == "<module>" for s in stacks)
+    lib = [s for s in stacks if s[0][0].startswith("site-packages/")]
+    assert lib and all(s[1][0] == "train_script.py" for s in lib)
+
+
+def test_source_column_is_whole_and_relative_to_the_current_directory(tmp_path):
+    work = tmp_path / "proj"
+    shutil.copytree(CPU_TRAIN, work / "dumps")
+    # an absolute source path under the current directory prints relative to it
+    for p in (work / "dumps").glob("*train_step*optimizations.txt"):
+        p.write_text(p.read_text().replace('"train_script.py"', f'"{work}/src/train_script.py"'))
+    r = run_cli(str(work / "dumps"), cwd=work)
+    assert r.returncode == 0, r.stderr
+    table = r.stdout[r.stdout.index("Source lines"):]
+    assert "src/train_script.py:31" in table and str(work) not in table
+    assert "…" not in table.split("\n", 3)[3].split()[0]
+
+
+# ---- 4. output format, swapped arguments, capture ----------------------------------------
+
+@pytest.mark.parametrize("suffix,check", [
+    (".html", lambda t: t.startswith("<!DOCTYPE html>")),
+    (".json", lambda t: json.loads(t)["schema"] == 1),
+    (".md", lambda t: t.startswith("hlodiff optimization mode")),
+])
+def test_output_suffix_chooses_the_format(tmp_path, suffix, check):
+    before, after = fixture_pair("fold_cse")
+    out = tmp_path / f"report{suffix}"
+    r = CliRunner().invoke(main, [str(before), str(after), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert check(out.read_text())
+
+
+def test_explicit_format_beats_the_suffix(tmp_path):
+    before, after = fixture_pair("fold_cse")
+    out = tmp_path / "report.html"
+    r = CliRunner().invoke(main, [str(before), str(after), "-o", str(out), "--format", "json"])
+    assert r.exit_code == 0 and json.loads(out.read_text())["schema"] == 1
+
+
+def test_swapped_arguments_warn():
+    before, after = fixture_pair("mlp_step")
+    r = run_cli(str(after), str(before), "--format", "json")
+    assert "warning: the first module" in r.stderr and "give the unoptimized module first" in r.stderr
+    r = run_cli(str(before), str(after), "--format", "json")
+    assert r.returncode == 0 and "warning" not in r.stderr
+
+
+FAILING = """
+import sys, jax, jax.numpy as jnp
+
+@jax.jit
+def step(w, x):
+    return jnp.tanh(x @ w).sum()
+
+step(jnp.ones((8, 8)), jnp.ones((4, 8))).block_until_ready()
+sys.exit(3)
+"""
+
+
+@pytest.mark.slow
+def test_capture_keeps_the_programs_exit_status_and_writes_reports(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(FAILING)
+    out = tmp_path / "r.html"
+    r = run_cli("capture", "-o", str(out), "--svg", str(tmp_path / "pics"),
+                "--fail-on", "kernels>0", "--", sys.executable, str(prog))
+    assert r.returncode == 3, r.stderr  # the program's failure comes first
+    assert "exited with status 3" in r.stderr
+    assert "gate tripped" in r.stderr
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    r = CliRunner().invoke(main, ["capture", "--format", "json", "--fail-on", "kernels>0", "--",
+                                  sys.executable, "-c", FAILING.replace("sys.exit(3)", "")])
+    assert r.exit_code == 1, r.output  # a clean program: the gate decides
+    assert json.loads(r.stdout)["before"]["module"] == "jit_step"
