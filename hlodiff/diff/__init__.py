@@ -100,7 +100,7 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     })
     res = DiffResult(mode=mode, before_info=_info(before), after_info=_info(after),
                      instructions=fl, fusions=fus, added=adds, layouts=lays, summary=summary,
-                     by_source=analyses.by_source(fl), regression=reg)
+                     by_source=analyses.by_source(fl), regression=reg, modules=(before, after))
     res.timings = {"views": t1 - t0, "match": t2 - t1, "analyses": time.perf_counter() - t2}
     return res
 

@@ -295,6 +295,20 @@ class Module:
     def instruction_count(self) -> int:
         return sum(len(c.instructions) for c in self.computations)
 
+    def __repr__(self) -> str:
+        return (f"<Module {self.name}: {self.instruction_count} instructions in "
+                f"{len(self.computations)} computations{', ' + self.path if self.path else ''}>")
+
+    def _repr_html_(self) -> str:
+        from ..display import html
+
+        return html(self)
+
+    def _repr_svg_(self) -> str | None:
+        from ..display import svg
+
+        return svg(self)
+
     def to_dict(self) -> dict:
         return {
             "name": self.name,
