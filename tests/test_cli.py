@@ -122,7 +122,7 @@ def test_subprocess_show_and_cache(tmp_path):
     cmd = [sys.executable, "-m", "hlodiff", "show", str(after)]
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert first.returncode == 0, first.stderr
-    assert list(env_cache.glob("*.pickle")), "a large module is cached after the first load"
+    assert list(env_cache.glob("*.hlom")), "a large module is cached after the first load"
     second = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert second.stdout == first.stdout
     third = subprocess.run(cmd + ["--no-cache"], capture_output=True, text=True, env=env,
@@ -140,5 +140,5 @@ def test_cache_is_keyed_by_content(tmp_path, monkeypatch):
     changed = text.replace("jit_convnet_step", "jit_other_name", 1)
     b = cached_parse(changed, "b")
     assert a.name == "jit_convnet_step" and b.name == "jit_other_name"
-    assert len(list(tmp_path.glob("*.pickle"))) == 2
+    assert len(list(tmp_path.glob("*.hlom"))) == 2
     assert cached_parse(text, "c").path == "c"

@@ -57,3 +57,70 @@ def test_pathological_blobs_fail_fast():
             ' '.join(f'"k{i}":"v"' for i in range(20000)) + ', "n":{"x":1}}\n}\n')
     m = hlodiff.parse(wide)
     assert m.entry_computation["p"].attrs["backend_config"].endswith('"n":{"x":1}}')
+
+
+def test_cache_round_trip_is_exact_and_rejects_other_data():
+    """The MessagePack cache gives back the same model; anything else is refused."""
+    from hlodiff.dumps import cache
+
+    before, after = fixture_pair("attention")
+    for path in (before, after):
+        m = hlodiff.parse(path.read_text())
+        m2 = cache._decode(cache._encode(m))
+        assert [c.name for c in m2.computations] == [c.name for c in m.computations]
+        for c, c2 in zip(m.computations, m2.computations):
+            assert (c.root, c.is_entry, c.signature, c.line) == (c2.root, c2.is_entry,
+                                                                c2.signature, c2.line)
+            for i, i2 in zip(c.instructions, c2.instructions):
+                for f in i.__slots__:
+                    assert getattr(i, f) == getattr(i2, f), (i.name, f)
+        assert m2.tables == m.tables and m2.attributes == m.attributes
+    import msgspec
+
+    for junk in (b"", b"\x80\x04K\x01.", msgspec.msgpack.encode([1, "x"]),
+                 msgspec.msgpack.encode((cache._FORMAT, "m", "e", {}, ({}, {}, {}, {}), [],
+                                         [("f32[]", "f32", (), (), 5, ())], []))):
+        with pytest.raises(ValueError):
+            cache._decode(junk)
+
+
+def test_deep_tuple_shapes_round_trip_through_the_cache():
+    from hlodiff.dumps import cache
+
+    depth = 600
+    text = ("HloModule m\n\nENTRY %main {\n  ROOT %p = " + "(" * depth + "f32[]" + ")" * depth
+            + " parameter(0)\n}\n")
+    m = hlodiff.parse(text)
+    shape = cache._decode(cache._encode(m)).entry_computation.root_instruction.shape
+    for _ in range(depth):
+        assert shape.is_tuple
+        shape = shape.tuple_shapes[0]
+    assert shape.text == "f32[]"
+
+
+def test_rejects_what_xla_rejects_after_parsing():
+    """Checks of hlo/validate.py, each with the line:col of the offending text."""
+    def module(body: str) -> str:
+        return f"HloModule m\n\nENTRY %main {{\n{body}\n}}\n"
+
+    cases = {
+        "  %p = f32[4]{0} parameter(0)\n  ROOT %f = f32[4]{0} fusion(%p), kind=kLoop, calls=%nope":
+            (5, "'nope'"),
+        "  ROOT %p = f32[4]{0} parameter(-1)": (4, "parameter number"),
+        "  %p = f32[4]{0} parameter(0)\n  ROOT %q = f32[4]{0} parameter(0)": (5, "used once"),
+        "  %p = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} negate(%p), bogus_attr=1":
+            (5, "'bogus_attr'"),
+        "  ROOT %c = s8[] constant(128)": (4, "s8 value"),
+        "  ROOT %c = f32[] constant(1e39)": (4, "finite in f32"),
+        "  ROOT %p = f32[99999999999999999999]{0} parameter(0)": (4, "64 bits"),
+    }
+    for body, (line, words) in cases.items():
+        with pytest.raises(HloSyntaxError) as e:
+            hlodiff.parse(module(body), "x.hlo")
+        assert e.value.line == line and words in str(e.value), str(e.value)
+        assert str(e.value).startswith(f"x.hlo:{line}:")
+    # and what XLA accepts stays accepted
+    for body in ("  ROOT %c = u64[] constant(-1)", "  ROOT %c = f32[] constant(-inf)",
+                 "  ROOT %c = bf16[] constant(-3.39e+38)",
+                 '  ROOT %p = f32[4]{0} parameter(0), metadata={op_name="12345678901234567890123"}'):
+        hlodiff.parse(module(body))

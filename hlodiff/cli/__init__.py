@@ -7,9 +7,13 @@ this file.
 
 from __future__ import annotations
 
-import click
+from .common import install_early_signals
 
-from .. import __version__
+install_early_signals()  # before the slow imports below
+
+import click  # noqa: E402
+
+from .. import __version__  # noqa: E402
 
 
 class _DefaultToDiff(click.Group):
@@ -34,6 +38,7 @@ def main() -> None:
 
 
 # Every command, registered explicitly (each module defines one click command).
+from .cache import cache  # noqa: E402
 from .capture import capture  # noqa: E402
 from .diff import diff  # noqa: E402
 from .passes import passes  # noqa: E402
@@ -41,5 +46,5 @@ from .render import render  # noqa: E402
 from .run import run  # noqa: E402
 from .show import show  # noqa: E402
 
-for _command in (diff, show, passes, render, capture, run):
+for _command in (diff, show, passes, render, capture, run, cache):
     main.add_command(_command)

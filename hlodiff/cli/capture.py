@@ -8,7 +8,7 @@ import tempfile
 
 import click
 
-from .common import handle_errors
+from .common import handle_errors, safe_text
 from ..render import add_svg_option
 
 
@@ -59,7 +59,7 @@ def capture(dump_dir, passes, module_name, fmt, output, fail_on, limit, svg, pro
                        "explaining what it compiled before that", err=True)
         pair, others = choose_module(where, module_name)  # InputError when nothing was dumped
         if others:
-            click.echo(f"hlodiff: {choice_message(pair, others)}", err=True)
+            click.echo(safe_text(f"hlodiff: {choice_message(pair, others)}"), err=True)
         try:
             ctx.invoke(diff, before=str(pair.before), after=str(pair.after), fmt=fmt,
                        mode="optimization", output=output, fail_on=fail_on, limit=limit,

@@ -5,33 +5,22 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 
 import click
 
-from .common import handle_errors
+from .common import handle_errors, safe_text
 from ..render import add_svg_option
 
 
-def _write(path: str | None, text: str) -> None:
+def _write(path: str | None, text: str, inputs=(), plain: bool = True) -> None:
+    """The report to ``-o`` (or stdout), by the rules of :mod:`hlodiff.outputs`."""
+    from ..outputs import write_output
+    from ..textsafe import safe_text
+
     if not path:
-        click.echo(text, nl=not text.endswith("\n"))
+        click.echo(safe_text(text) if plain else text, nl=not text.endswith("\n"))
         return
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".hlodiff-", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, not mkstemp's private 0600
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_output(path, safe_text(text) if plain else text, inputs)
 
 
 _SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".json": "json"}
@@ -59,7 +48,7 @@ def output_format(fmt: str | None, output: str | None) -> str:
               help="Write the report to FILE (atomically); .html/.json choose the format.")
 @click.option("--fail-on", "fail_on", multiple=True, metavar="EXPR",
               help="Exit 1 when a gate trips, e.g. 'kernels>40,layout_changes>0' (repeatable).")
-@click.option("--limit", type=int, default=40, show_default=True,
+@click.option("--limit", type=click.IntRange(min=0), default=40, show_default=True,
               help="Rows per text section (0: all).")
 @add_svg_option
 @click.option("--no-cache", is_flag=True, help="Parse the inputs again instead of using the parse cache.")
@@ -93,30 +82,36 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
             raise click.UsageError("give BEFORE and AFTER files, or one dump directory")
         pair, others = choose_module(before, module_name)
         if others:
-            click.echo(f"hlodiff: {choice_message(pair, others)}", err=True)
+            click.echo(safe_text(f"hlodiff: {choice_message(pair, others)}"), err=True)
         if after is not None and os.path.isdir(after):  # regression: same module in two dirs
             other = resolve_dump_pair(after, module_name or pair.name)
             before, after = str(pair.after), str(other.after)
         else:
             before, after = str(pair.before), str(pair.after)
+    inputs = [before, after]
+    from ..outputs import check_dir_target, check_not_input
+
+    if output:
+        check_not_input(output, inputs)
+    if svg:
+        check_dir_target(svg)
     before_module, after_module = load(before, cache=not no_cache), load(after, cache=not no_cache)
     if mode != "regression":
         from ..diff.swapped import swapped_warning
 
         warning = swapped_warning(before_module, after_module)
         if warning:
-            click.echo(f"hlodiff: warning: {warning}", err=True)
+            click.echo(safe_text(f"hlodiff: warning: {warning}"), err=True)
     result = diff_modules(before_module, after_module, mode=mode)
-    if svg:
-        from ..render import render_diff_svgs
-
-        pictures = render_diff_svgs(result, before_module, after_module, svg)
-        for msg in pictures.skipped:
-            click.echo(f"hlodiff: {msg}", err=True)
-    try:
+    try:  # an unknown metric fails here, before anything is written
         tripped = check_gates(gates, result.summary)
     except GateError as e:
         raise click.UsageError(str(e)) from None
+    svg_files = None
+    if svg:  # laid out now (a Graphviz failure writes nothing), written after the report
+        from ..render.diffviews import layout_diff_svgs
+
+        pictures, svg_files = layout_diff_svgs(result, before_module, after_module, svg)
     if fmt == "json":
         text = json.dumps(result.to_json(), indent=1) + "\n"
     elif fmt == "html":
@@ -138,7 +133,13 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
             render(result, Console(highlight=False), limit=limit or 10 ** 9)
             text = None
     if text is not None:
-        _write(output, text)
+        _write(output, text, inputs, plain=fmt == "text")
+    if svg_files is not None:
+        from ..outputs import write_tree
+
+        write_tree(svg, svg_files, inputs)
+        for msg in pictures.skipped:
+            click.echo(f"hlodiff: {safe_text(msg)}", err=True)
     if tripped:
         click.echo("hlodiff: gate tripped: " + "; ".join(tripped), err=True)
         sys.exit(1)

@@ -12,7 +12,7 @@ from collections import Counter
 
 import click
 
-from .common import handle_errors
+from .common import echo_safe, handle_errors
 
 
 def _fates_text(counter) -> str:
@@ -92,14 +92,14 @@ def _instruction(trace, name: str, fmt: str) -> None:
             "history": [{"index": i, "pass": p, "event": e} for i, p, e in info.history]},
             indent=1))
         return
-    click.echo(f"{name} ({info.opcode}, computation {info.computation}): {info.fate}"
+    echo_safe(f"{name} ({info.opcode}, computation {info.computation}): {info.fate}"
                + (f" by {info.pass_name} (dump {info.pass_index:04d})"
                   if info.pass_name and info.pass_index is not None else ""))
     if info.fusion:
-        click.echo(f"  now inside fusion {info.fusion}")
+        echo_safe(f"  now inside fusion {info.fusion}")
     for index, pass_name, event in info.history:
-        click.echo(f"  {index:04d} {pass_name}: {event}")
+        echo_safe(f"  {index:04d} {pass_name}: {event}")
     if len(chain) > 1:
         steps = " -> ".join(f"{f}" + (f" ({p})" if p else "") + (f" as {i}" if i else "")
                             for f, p, i in chain)
-        click.echo(f"  then: {steps}")
+        echo_safe(f"  then: {steps}")

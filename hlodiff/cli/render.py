@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import handle_errors
+from .common import finite_number, handle_errors, safe_text
 from ..dumps.loader import load
 from ..render import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, computation_picture, focus_picture,
                      format_for, fusion_picture, write_picture)
@@ -25,7 +25,8 @@ from ..render.svg import check_size, require_dot
 @click.option("--max-nodes", default=DEFAULT_MAX_NODES, show_default=True,
               type=click.IntRange(1), help="Refuse larger graphs (layout gets slow/unreadable).")
 @click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True,
-              type=click.FloatRange(min=1), help="Seconds Graphviz may take.")
+              type=click.FloatRange(min=1, max=86400), callback=finite_number,
+              help="Seconds Graphviz may take.")
 @handle_errors
 def render(file: str, output: str, collapse_fusions: bool, fusion: str | None,
            computation: str | None, focus: str | None, radius: int, max_nodes: int,
@@ -45,6 +46,9 @@ def render(file: str, output: str, collapse_fusions: bool, fusion: str | None,
     fmt = format_for(output)
     if fmt != "dot":
         require_dot()  # say so before parsing a large file
+    from ..outputs import check_not_input
+
+    check_not_input(output, [file])
     module = load(file)
     if fusion:
         g = fusion_picture(module, fusion)
@@ -55,5 +59,5 @@ def render(file: str, output: str, collapse_fusions: bool, fusion: str | None,
     what = f"%{focus}'s neighbourhood" if focus else (f"%{fusion}" if fusion else
                                                        f"%{computation or module.entry}")
     check_size(g.node_count, max_nodes, what)
-    write_picture(g.source(), output, fmt, timeout)
-    click.echo(f"wrote {output} ({g.node_count} nodes)", err=True)
+    write_picture(g.source(), output, fmt, timeout, inputs=[file])
+    click.echo(safe_text(f"wrote {output} ({g.node_count} nodes)"), err=True)

@@ -184,8 +184,12 @@ def find_dumps(directory: str | os.PathLike, rank: bool = True) -> list[DumpPair
     Pass-by-pass files and reports (buffer assignment, memory usage) are not modules.
     """
     d = Path(directory)
-    pairs: dict[str, DumpPair] = {}
-    for p in d.iterdir():
+    pairs: dict[tuple[str, str, str], DumpPair] = {}
+    try:
+        listing = list(d.iterdir())
+    except OSError as e:
+        raise InputError(f"{d}: cannot list the directory: {e.strerror}") from None
+    for p in listing:
         m = _DUMP_NAME.match(p.name)
         if not m:
             continue
@@ -193,7 +197,8 @@ def find_dumps(directory: str | os.PathLike, rank: bool = True) -> list[DumpPair
         if _PASS_STEP.search(f".{name}.{kind}.") or "before_" in kind[:-len("after_optimizations")] \
                 or not p.is_file():
             continue
-        pair = pairs.setdefault(mid, DumpPair(mid, name, None, None))
+        prefix = p.name[:p.name.index(mid)]  # keyed by program too: ids repeat across programs
+        pair = pairs.setdefault((prefix, mid, name), DumpPair(mid, name, None, None))
         if kind == "before_optimizations":
             pair.before = p
         else:
@@ -235,6 +240,8 @@ def choose_module(directory: str | os.PathLike, module: str | None = None,
             "module_0001.jit_step.before_optimizations.txt and "
             "module_0001.jit_step.cpu_after_optimizations.txt, written with "
             f"XLA_FLAGS='--xla_dump_to={d} --xla_dump_hlo_as_text')")
+    if module is None:
+        _check_unambiguous(d, find_dumps(d, rank=False))
     return pairs[0], pairs[1:]
 
 
@@ -259,3 +266,17 @@ def choice_message(chosen: DumpPair, others: list[DumpPair]) -> str:
     if others:
         msg += f"; others: {others_line(others)} (pick one with --module NAME)"
     return msg
+
+
+def _check_unambiguous(d: Path, pairs: list[DumpPair]) -> None:
+    """Two programs dumped into one directory both number their modules from 0: a module id
+    that names two different modules makes 'the largest module' a guess. Refuse it."""
+    names: dict[str, set[str]] = {}
+    for p in pairs:
+        names.setdefault(p.module_id, set()).add(p.name)
+    clash = sorted((mid, sorted(ns)) for mid, ns in names.items() if len(ns) > 1)
+    if clash:
+        mid, ns = clash[0]
+        raise InputError(f"{d}: ambiguous dump directory: {mid} names {len(ns)} modules "
+                         f"({', '.join(ns[:3])}); more than one program dumped here. "
+                         "Choose one with --module NAME, or pass the two files")

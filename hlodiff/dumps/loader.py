@@ -3,7 +3,9 @@ and the parse cache."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 from ..errors import HloSyntaxError, InputError
@@ -29,11 +31,62 @@ _NOT_HLO = {
 }
 
 
+MAX_BYTES = 2**30  # HLO text larger than 1 GiB is refused (HLODIFF_MAX_INPUT_MB overrides)
+
+
+def _max_bytes() -> int:
+    try:
+        return int(float(os.environ["HLODIFF_MAX_INPUT_MB"]) * 2**20)
+    except (KeyError, ValueError):
+        return MAX_BYTES
+
+
+def _read_regular(p: Path) -> bytes:
+    """The bytes of a regular file. Devices, FIFOs and sockets are refused without reading
+    (``/dev/zero`` never ends, a FIFO with no writer never starts): opened non-blocking, then
+    checked with fstat."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise InputError(f"{p}: cannot read: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else
+                    "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
+                    "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise InputError(f"{p}: is {kind}, not an HLO text file")
+        limit = _max_bytes()
+        if st.st_size > limit:
+            raise InputError(f"{p}: {st.st_size / 2**20:.0f} MB is more than the "
+                             f"{limit / 2**20:.0f} MB hlodiff reads (HLODIFF_MAX_INPUT_MB)")
+        chunks, total = [], 0
+        while True:
+            b = os.read(fd, 1 << 24)
+            if not b:
+                break
+            total += len(b)
+            if total > limit:  # grew while we read
+                raise InputError(f"{p}: more than the {limit / 2**20:.0f} MB hlodiff reads")
+            chunks.append(b)
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(f"{p}: cannot read: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 def read_text(path: str | os.PathLike) -> str:
     """The text of an HLO file, or InputError saying why it cannot be one."""
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
+    try:
+        os.stat(p)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(f"{p}: cannot read: too many levels of symbolic links") from None
+        if isinstance(e, FileNotFoundError):
+            raise InputError(f"{p}: no such file") from None
+        raise InputError(f"{p}: cannot read: {e.strerror}") from None
     if p.is_dir():
         pairs = find_dumps(p)
         if not pairs:
@@ -46,7 +99,7 @@ def read_text(path: str | os.PathLike) -> str:
         if name.endswith(suffix):
             raise InputError(f"{p}:1:1: expected HLO text, found {what} ('{suffix}' file); "
                              "pass a *before_optimizations.txt or *after_optimizations.txt dump")
-    data = p.read_bytes()
+    data = _read_regular(p)
     if b"\x00" in data[:65536]:
         raise InputError(f"{p}:1:1: expected HLO text, found binary data")
     try:

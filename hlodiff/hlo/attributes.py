@@ -19,7 +19,7 @@ _ESC = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
 _SIMPLE_ESC = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\",
                "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
 _MD_ITEM = re.compile(
-    r"""[ \t\r\n,]*([A-Za-z_]\w*)=("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+|\{[^{}]*\})""",
+    r"""[ \t\r\n,]*([A-Za-z_]\w*)=("(?:[^"\\]++|\\.)*+"|'(?:[^'\\]++|\\.)*+'|-?\d+|\{[^{}]*\})""",
     re.DOTALL)
 _MD_END = re.compile(r"[ \t\r\n,]*\}")
 _MD_INT_KEYS = {"source_line", "source_end_line", "source_column", "source_end_column",
@@ -55,7 +55,7 @@ def ints(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in _INT.findall(text))
 
 
-_MD_VALUE = r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+|\{[^{}]*\})"""
+_MD_VALUE = r"""(?:"(?:[^"\\]++|\\.)*+"|'(?:[^'\\]++|\\.)*+'|-?\d+|\{[^{}]*\})"""
 _MD_WHOLE = re.compile(r"metadata=\{(?:[ \t\r\n,]*[A-Za-z_]\w*=" + _MD_VALUE + r")*[ \t\r\n,]*\}",
                        re.DOTALL)
 _MD_PAIRS = re.compile(r"([A-Za-z_]\w*)=(" + _MD_VALUE + ")", re.DOTALL)

@@ -224,7 +224,7 @@ class _Builder:
     def blob_attr(self, c):
         tok = c[0]
         key, _, val = str(tok).partition("=")
-        return _Attr(key.lstrip(", \t\r\n"), val, tok.start_pos)
+        return _Attr(key.lstrip(", \t\r\n"), val.lstrip(" \t\r\n"), tok.start_pos)
 
     # generic values: only their text matters, which _span takes from the source
     def _none(self, c):

@@ -52,7 +52,7 @@ _BLOB_ATTRS = {"backend_config=", "frontend_attributes=", "metadata="}
 _GROUPS_VALUE = re.compile(
     r"\[[\d\s,]*\][ \t]*<=[ \t]*\[[\d\s,]*\](?:T\([\d\s,]*\))?"
     r"|mesh\[[^\]]*\][ \t]*\{[^{}]*\}")
-_STRING = re.compile(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'""", re.DOTALL)
+_STRING = re.compile(r""""(?:[^"\\]++|\\.)*+"|'(?:[^'\\]++|\\.)*+'""", re.DOTALL)
 _BRACE_OR_QUOTE = re.compile(r'[{}"]')
 _LITERAL_CHARS = re.compile(r"[(){}]|/\*.*?\*/", re.DOTALL)
 _COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
@@ -62,7 +62,7 @@ _WS = re.compile(r"(?:[ \t\r\n]+|/\*.*?\*/|//[^\r\n]*)*", re.DOTALL)
 
 
 # possessive (*+, ++): no backtracking, so a blob with nested braces fails in linear time
-_FLAT_BLOB = re.compile(r'\{(?:[^{}"]++|"(?:[^"\\]|\\.)*+")*+\}', re.DOTALL)
+_FLAT_BLOB = re.compile(r'\{(?:[^{}"]++|"(?:[^"\\]++|\\.)*+")*+\}', re.DOTALL)
 
 
 def _scan_blob(text: str, pos: int) -> int:
@@ -128,6 +128,8 @@ def _attribute(text: str, pos: int, end: int, key: str, comma: bool) -> tuple[li
     absorb (CATTR, CMETADATA, CBLOB) to keep the token count low.
     """
     if key in _BLOB_ATTRS:
+        if key != "metadata=":  # XLA allows white space (a line break) before the value
+            end = _WS_ONLY.match(text, end).end() if _WS_ONLY.match(text, end) else end
         if end < len(text) and text[end] == "{":
             stop = _scan_blob(text, end)
         elif key != "metadata=":
@@ -208,7 +210,7 @@ _HEAD = re.compile(
     r"=[ \t\r\n]*(?P<shape>" + _SHAPE + r")[ \t\r\n]+(?P<op>[a-z][a-z0-9\-]*)(?=\()")
 _SIMPLE_ATTR = re.compile(
     r",[ \t\r\n]*([A-Za-z_][\w.\-]*)=(%?[A-Za-z_][\w.\-]*|-?\d+|\{[ \t\d,\-]*\}|"
-    r"\"(?:[^\"\\\n]|\\.)*\")(?=[ \t]*(?:,|\r?\n|\}|$))")
+    r"\"(?:[^\"\\\n]++|\\.)*+\")(?=[ \t]*(?:,|\r?\n|\}|$))")
 _BRACE_INTS = re.compile(r"\{[ \t\r\n\d,\-]*\}")
 _IDENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NUMBER_START = frozenset("0123456789-?")

@@ -16,6 +16,7 @@ from .lexer import HloLexer, tokenize
 from .gcpause import gc_paused
 from .model import Module
 from .names import uniquify_instruction_names
+from .validate import first_long_integer, validate
 
 _lock = threading.Lock()
 _parser: Lark | None = None
@@ -34,25 +35,71 @@ from .builder import _Builder, _Context
 _builder = _Builder()
 
 
+def _tables_file() -> str:
+    """The name of the table file: hashes of the grammar and of Lark's and hlodiff's versions."""
+    import hashlib
+
+    import lark
+
+    from .. import __version__
+
+    h = hashlib.sha256(f"{__version__}/{lark.__version__}/".encode() + grammar_text().encode())
+    return f"lalr-{h.hexdigest()[:24]}.msgpack"
+
+
+def _load_tables(data: bytes) -> Lark:
+    """A Lark parser from tables stored by :func:`_store_tables`. MessagePack holds only
+    strings, numbers, lists and maps, so a planted file cannot run code; Lark rebuilds its
+    rule and terminal objects from them. The two classes (our lexer) are put back here."""
+    import msgspec
+
+    d = msgspec.msgpack.decode(data)
+    d["data"]["options"]["lexer"] = HloLexer
+    d["data"]["parser"]["lexer_conf"]["lexer_type"] = HloLexer
+    return Lark.__new__(Lark)._load(d, transformer=_builder)
+
+
+def _store_tables(lark: Lark) -> bytes:
+    import msgspec
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    data, memo = lark.memo_serialize([TerminalDef, Rule])
+    data["options"] = dict(data["options"], lexer=None, transformer=None)
+    data["parser"]["lexer_conf"]["lexer_type"] = None
+    return msgspec.msgpack.encode({"data": data, "memo": memo})
+
+
+def _build() -> Lark:
+    return Lark(grammar_text(), parser="lalr", lexer=HloLexer, transformer=_builder,
+                start="start", maybe_placeholders=False, cache=False)
+
+
 def _get_parser() -> Lark:
-    """The Lark LALR parser; its tables are cached on disk (Lark checks the grammar's hash)."""
+    """The Lark LALR parser. Building its tables takes about 0.1 s, so they are kept in the
+    private cache directory as MessagePack (never a pickle) and loaded in about 0.01 s; a
+    file that does not load is replaced."""
     global _parser
     if _parser is None:
         import os
 
-        from .. import __version__
-        from ..userdirs import cache_dir
+        from ..userdirs import private_cache_dir, read_private_file, write_private_file
 
-        cache = None
-        if not os.environ.get("HLODIFF_NO_CACHE"):
+        base = None if os.environ.get("HLODIFF_NO_CACHE") else private_cache_dir(create=True)
+        name = _tables_file()
+        data = read_private_file(base / name) if base is not None else None
+        if data is not None:
             try:
-                base = cache_dir()
-                base.mkdir(parents=True, exist_ok=True)
-                cache = str(base / f"lalr-{__version__}.lark")
-            except OSError:
-                cache = None
-        _parser = Lark(grammar_text(), parser="lalr", lexer=HloLexer, transformer=_builder,
-                       start="start", maybe_placeholders=False, cache=cache or False)
+                _parser = _load_tables(data)
+            except Exception:  # noqa: BLE001 - any damage to the file means: build anew
+                _parser = None
+        if _parser is None:
+            _parser = _build()
+            if base is not None:
+                try:
+                    write_private_file(base, name, _store_tables(_parser))
+                except Exception:  # noqa: BLE001 - the tables are only an optimization
+                    pass
     return _parser
 
 
@@ -91,6 +138,7 @@ def parse(text: str, path: str | None = None) -> Module:
                 raise HloSyntaxError(text, 0, "an HLO module ('HloModule name' or a computation)",
                                      found="an empty file")
             module = _driver().run(tokenize(text), text, ctx)
+            validate(module, text)
         except HloSyntaxError as e:
             raise e.with_path(path) if path else e
         except UnexpectedToken as e:
@@ -105,6 +153,12 @@ def parse(text: str, path: str | None = None) -> Module:
             raise (err.with_path(path) if path else err) from None
         except RecursionError:
             raise HloSyntaxError(text, 0, "HLO nested less deeply", path=path) from None
+        except ValueError as e:  # Python refuses to convert integers of over 4,300 digits
+            if "digits" not in str(e):
+                raise
+            pos = first_long_integer(text) or 0
+            raise HloSyntaxError(text, pos, "an integer of at most 64 bits",
+                                 found="an integer of thousands of digits", path=path) from None
         finally:
             _builder.ctx = _Context("")
     with gc_paused():

@@ -18,8 +18,8 @@ from ..hlo.model import Computation, Instruction, Module
 from . import palette
 from .dot import DotGraph, HtmlLabel
 from .escape import html_text, safe_filename
-from .svg import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, GraphTooLarge, RenderError, require_dot,
-                  run_dot, svg_for_html)
+from .svg import (DEFAULT_MAX_NODES, DEFAULT_TIMEOUT, GraphTooLarge, RenderError, kill_running,
+                  require_dot, run_dot, svg_for_html)
 from .views import Drawer, _graph, category_style, find_fusion, fused_computation_into, legend
 
 FATE_KEYS = tuple(palette.FATES)
@@ -255,8 +255,39 @@ def _layout_all(jobs, timeout: float) -> list[str]:
         return run_dot(g.source(), "svg", timeout, dot).decode("utf-8")
 
     workers = max(1, min(8, os.cpu_count() or 1))
-    with ThreadPoolExecutor(workers) as pool:
+    pool = ThreadPoolExecutor(workers)
+    try:
         return list(pool.map(one, jobs))
+    except BaseException:  # interrupted or one failed: start no more, stop those running
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_running()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def layout_diff_svgs(result: Any, before: Module, after: Module, out_dir: str | os.PathLike,
+                     max_nodes: int = DEFAULT_MAX_NODES, timeout: float = DEFAULT_TIMEOUT
+                     ) -> tuple[DiffPictures, dict[str, str]]:
+    """Lay out the pictures of render_diff_svgs without writing: what each file will be
+    (paths under ``out_dir``) and the files, relative name -> SVG text."""
+    out = Path(out_dir)
+    jobs = diff_pictures(result, before, after, max_nodes)
+    svgs = _layout_all(jobs, timeout)
+    pics = DiffPictures()
+    files: dict[str, str] = {}
+    used: set[str] = set()
+    for (kind, name, g), svg in zip(jobs, svgs):
+        if isinstance(g, str):
+            pics.skipped.append(g)
+        if kind in ("before", "after"):
+            rel = f"{kind}.svg"
+            setattr(pics, kind, out / rel)
+        else:
+            rel = f"fusions/{safe_filename(name, used)}"
+            pics.fusions[name] = out / rel
+        files[rel] = svg
+    return pics, files
 
 
 def render_diff_svgs(result: Any, before: Module, after: Module, out_dir: str | os.PathLike,
@@ -265,25 +296,13 @@ def render_diff_svgs(result: Any, before: Module, after: Module, out_dir: str | 
     """Write DIR/before.svg, DIR/after.svg and DIR/fusions/<fusion>.svg (one per fusion).
 
     Pictures over ``max_nodes`` are written as a one-line SVG saying why (and listed in
-    ``skipped``). Raises DotNotFound (exit 2) when Graphviz is missing.
+    ``skipped``). Raises DotNotFound (exit 2) when Graphviz is missing. A new DIR appears
+    whole or not at all (see :func:`hlodiff.outputs.write_tree`).
     """
-    out = Path(out_dir)
-    jobs = diff_pictures(result, before, after, max_nodes)
-    svgs = _layout_all(jobs, timeout)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "fusions").mkdir(exist_ok=True)
-    pics = DiffPictures()
-    used: set[str] = set()
-    for (kind, name, g), svg in zip(jobs, svgs):
-        if isinstance(g, str):
-            pics.skipped.append(g)
-        if kind in ("before", "after"):
-            path = out / f"{kind}.svg"
-            setattr(pics, kind, path)
-        else:
-            path = out / "fusions" / safe_filename(name, used)
-            pics.fusions[name] = path
-        path.write_text(svg, encoding="utf-8")
+    from ..outputs import write_tree
+
+    pics, files = layout_diff_svgs(result, before, after, out_dir, max_nodes, timeout)
+    write_tree(out_dir, files)
     return pics
 
 

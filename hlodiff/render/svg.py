@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import resource
 import subprocess
+import threading
 from pathlib import Path
 
 from ..errors import HlodiffError
@@ -68,35 +70,85 @@ def check_size(node_count: int, max_nodes: int, what: str = "graph") -> None:
         raise GraphTooLarge(node_count, max_nodes, what)
 
 
+DEFAULT_DOT_MEMORY_MB = 4096
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
+def _memory_cap() -> int:
+    """Bytes of address space dot may use: $HLODIFF_DOT_MEMORY_MB (default 4096)."""
+    try:
+        mb = float(os.environ.get("HLODIFF_DOT_MEMORY_MB", DEFAULT_DOT_MEMORY_MB))
+    except ValueError:
+        mb = DEFAULT_DOT_MEMORY_MB
+    return int(max(mb, 64) * 2**20)
+
+
+def kill_running() -> None:
+    """Kill every Graphviz process still running (on SIGINT/SIGTERM of hlodiff)."""
+    with _running_lock:
+        procs = list(_running)
+    for p in procs:
+        try:
+            p.kill()
+        except OSError:
+            pass
+
+
 def run_dot(source: str, fmt: str = "svg", timeout: float = DEFAULT_TIMEOUT,
             dot: str | None = None) -> bytes:
-    """Lay out DOT text with Graphviz; the output bytes in ``fmt`` (svg, png, pdf)."""
+    """Lay out DOT text with Graphviz; the output bytes in ``fmt`` (svg, png, pdf).
+
+    dot runs with a memory cap (``$HLODIFF_DOT_MEMORY_MB``) and ``timeout`` seconds, and is
+    killed when hlodiff is interrupted or terminated."""
     dot = dot or require_dot()
     try:
-        proc = subprocess.run([dot, f"-T{fmt}"], input=source.encode("utf-8"),
-                              capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RenderError(f"Graphviz took longer than {timeout:g} s to lay out the graph; "
-                          "draw less of it (--collapse-fusions, --fusion, --focus) "
-                          "or allow more time with --timeout") from None
+        proc = subprocess.Popen([dot, f"-T{fmt}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
     except OSError as e:
         raise DotNotFound(f"cannot run Graphviz `{dot}`: {e.strerror}; {INSTALL_HINT}") from None
+    with _running_lock:
+        _running.add(proc)
+    try:
+        try:
+            cap = _memory_cap()
+            resource.prlimit(proc.pid, resource.RLIMIT_AS, (cap, cap))
+        except (OSError, ValueError, AttributeError):
+            pass  # not Linux, or already gone: the time limit still holds
+        try:
+            out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RenderError(f"Graphviz took longer than {timeout:g} s to lay out the graph; "
+                              "draw less of it (--collapse-fusions, --fusion, --focus) "
+                              "or allow more time with --timeout") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        with _running_lock:
+            _running.discard(proc)
     if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        msg = err[-1] if err else f"exit status {proc.returncode}"
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        if proc.returncode < 0 or any("memory" in x.lower() for x in lines[-3:]):
+            raise RenderError(f"Graphviz ran out of its memory cap or was killed "
+                              f"(HLODIFF_DOT_MEMORY_MB={_memory_cap() // 2**20}); draw less of it")
+        msg = lines[-1] if lines else f"exit status {proc.returncode}"
         raise RenderError(f"Graphviz failed: {msg}")
-    return proc.stdout
+    return out
 
 
 def write_picture(source: str, path: str | os.PathLike, fmt: str | None = None,
-                  timeout: float = DEFAULT_TIMEOUT) -> None:
-    """Write DOT text (fmt 'dot') or dot's rendering of it to ``path``."""
+                  timeout: float = DEFAULT_TIMEOUT, inputs=()) -> None:
+    """Write DOT text (fmt 'dot') or dot's rendering of it to ``path``, by the rules of
+    :mod:`hlodiff.outputs` (atomic, never over an input)."""
+    from ..outputs import check_not_input, write_output
+
     fmt = fmt or format_for(path)
+    check_not_input(path, inputs)
     if fmt == "dot":
-        Path(path).write_text(source, encoding="utf-8")
+        write_output(path, source, inputs)
         return
-    data = run_dot(source, fmt, timeout)
-    Path(path).write_bytes(data)
+    write_output(path, run_dot(source, fmt, timeout), inputs)
 
 
 _PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.S)

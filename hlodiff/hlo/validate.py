@@ -1,0 +1,185 @@
+"""Checks after parsing that XLA's own parser makes: what the grammar cannot see.
+
+The grammar accepts any attribute name, any called-computation name and any parameter
+number; XLA's parser (the oracle, ``jaxlib._hlo.hlo_module_from_text``) rejects a module
+that calls an undefined computation, numbers its parameters badly, names an unknown
+attribute, lists an undefined control predecessor, gives a dimension or an integer beyond
+64 bits, or writes a constant out of its type's range. Each failure is one HloSyntaxError at
+the instruction's line and the offending text's column. Linear in the module's size.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import HloSyntaxError
+from .model import Instruction, Module
+
+INT64_MAX = 2**63 - 1
+
+# Instruction attribute names XLA's HLO text parser knows (any opcode). A name outside this
+# set is rejected as XLA rejects it ("unexpected attribute"); metadata and the header's
+# attributes are handled elsewhere.
+KNOWN_ATTRIBUTES = frozenset("""
+algorithm api_version async_execution_thread async_group_id backend_config batch_group_count
+body branch_computations called_computations calls channel_id collapsed_slice_dims condition
+constrain_layout control-predecessors cross_program_prefetch_index custom_call_has_side_effect
+custom_call_schedule custom_call_target delta dim_labels dimensions direction distribution
+domain dynamic_slice_sizes epsilon exponent_bits false_computation feature_group_count
+feature_index fft_length fft_type frontend_attributes has_dynamic_root index index_vector_dim
+indices_are_sorted infeed_config input_batching_dims inserted_window_dims iota_dimension
+is_associative is_composite is_cross_program_prefetch is_host_transfer is_reverse is_stable
+k kind largest left_side lhs_batch_dims lhs_contracting_dims lhs_ragged_dims literal lower
+mantissa_bits metadata mode num_carries offset_dims operand_batching_dims
+operand_layout_constraints operand_precision origin original_value outfeed_config
+outfeed_shape output_to_operand_aliasing padding padding_type parameter_replication
+replica_groups result_accuracy rhs_batch_dims rhs_contracting_dims rhs_group_dims scatter
+scatter_dims_to_operand_dims scatter_indices_batching_dims schedule select sharding slice
+slice_sizes source_target_pairs sparsity sparsity_config start_index_map
+start_indices_batching_dims statistics to_apply transpose_a type unique_indices unit_diagonal
+update_window_dims use_global_device_ids window conv_kind split_dimension true_computation
+""".split())
+
+# Integer constants: (min, max) by element type.
+_INT_RANGE = {}
+for _bits in (1, 2, 4, 8, 16, 32, 64):
+    _INT_RANGE[f"s{_bits}"] = (-(2 ** (_bits - 1)), 2 ** (_bits - 1) - 1)
+    _INT_RANGE[f"u{_bits}"] = (0, 2 ** _bits - 1)
+_INT_RANGE["u64"] = (-(2 ** 63), 2 ** 64 - 1)  # XLA reads u64 through int64: -1 is accepted
+# Floating constants: the magnitude from which a value rounds to infinity in the type (the
+# largest finite value plus half its spacing); written infinities are fine.
+_FLOAT_MAX = {"f16": 65504.0 + 16, "bf16": 3.3895313892515355e38 + 2.0 ** 119,
+              "f32": 3.4028234663852886e38 + 2.0 ** 103, "f64": float("inf"),
+              "c64": 3.4028234663852886e38 + 2.0 ** 103, "c128": float("inf")}
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*(?:[eE][+\-]?\d+)?|\.\d+(?:[eE][+\-]?\d+)?)")
+_LONG_INT = re.compile(r"(?<![\w.+\-])-?\d{20,}+(?![\w.])")
+_TWENTY_DIGITS = re.compile(r"[0-9]{20}")
+_MAX_LITERAL_CHECK = 1 << 16  # characters of one constant's literal that are range-checked
+
+
+class _Where:
+    """Positions in the text: the start of an instruction's line, a word on it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts: list[int] | None = None
+
+    def line_start(self, line: int) -> int:
+        if self.starts is None:
+            self.starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self.starts[min(max(line, 1), len(self.starts)) - 1]
+
+    def error(self, inst: Instruction | None, line: int, expected: str, found: str,
+              needle: str | None = None) -> HloSyntaxError:
+        pos = self.line_start(line)
+        if needle:
+            end = self.text.find("\n", pos)
+            k = self.text.find(needle, pos, end if end >= 0 else len(self.text))
+            if k >= 0:
+                pos = k
+        return HloSyntaxError(self.text, pos, expected, found=found)
+
+
+def validate(module: Module, text: str) -> None:
+    """Raise HloSyntaxError at the first thing XLA's parser would reject."""
+    where = _Where(text)
+    _check_long_integers(text)
+    comps = module.by_name
+    for comp in module.computations:
+        params: dict[int, Instruction] = {}
+        for inst in comp.instructions:
+            for callee in inst.calls:
+                if callee not in comps:
+                    raise where.error(inst, inst.line, "a computation defined in this module",
+                                      f"'{callee}' called by '{inst.name}'", callee)
+            for key in inst.attrs:
+                if key not in KNOWN_ATTRIBUTES:
+                    raise where.error(inst, inst.line, "an attribute XLA knows",
+                                      f"'{key}' on '{inst.name}'", key + "=")
+            for pred in inst.control_predecessors:
+                if pred not in comp.by_name:
+                    raise where.error(inst, inst.line, f"a control predecessor defined in "
+                                      f"computation '{comp.name}'", f"'{pred}'", pred)
+            for d in inst.shape.leaves():
+                for n in d.dims:
+                    if n > INT64_MAX:
+                        raise where.error(inst, inst.line, "a dimension size below 2^63",
+                                          f"{n}"[:30], f"{n}"[:20])
+            if inst.opcode == "parameter" and inst.parameter_number is not None:
+                n = inst.parameter_number
+                if n < 0 or n > INT64_MAX:
+                    raise where.error(inst, inst.line, "a parameter number >= 0",
+                                      str(n)[:30], "parameter(")
+                if n in params and "#" not in inst.name:
+                    raise where.error(inst, inst.line, "a parameter number used once",
+                                      f"parameter({n}) again (also '{params[n].name}')",
+                                      "parameter(")
+                params[n] = inst
+            elif inst.opcode == "parameter" and inst.parameter_number is None:
+                raise where.error(inst, inst.line, "a parameter number such as parameter(0)",
+                                  f"'{inst.name}' without one", "parameter(")
+            if inst.opcode == "constant" and inst.literal is not None:
+                _check_literal(where, inst)
+        if params and max(params) >= len(params):
+            missing = min(set(range(len(params))) - set(params))
+            inst = params[max(params)]
+            raise where.error(inst, inst.line, f"parameters numbered 0..{len(params) - 1} in "
+                              f"computation '{comp.name}'",
+                              f"parameter({max(params)}) but no parameter({missing})",
+                              "parameter(")
+    if module.entry not in comps:
+        raise HloSyntaxError(text, 0, "an ENTRY computation", found="none")
+
+
+def _check_literal(where: _Where, inst: Instruction) -> None:
+    """Integer and float constants within their element type's range (XLA checks each)."""
+    etype = inst.shape.element_type
+    lit = inst.literal or ""
+    if len(lit) > _MAX_LITERAL_CHECK:
+        return
+    rng = _INT_RANGE.get(etype or "")
+    if rng is not None:
+        lo, hi = rng
+        for m in _NUMBER.finditer(lit):
+            s = m.group()
+            if "." in s or "e" in s or "E" in s:
+                continue
+            if len(s) > 40:
+                raise where.error(inst, inst.line, f"a {etype} value", s[:30] + "...", s[:20])
+            v = int(s)
+            if v < lo or v > hi:
+                raise where.error(inst, inst.line, f"a {etype} value in [{lo}, {hi}]", s, s)
+        return
+    top = _FLOAT_MAX.get(etype or "")
+    if top is not None:
+        for m in _NUMBER.finditer(lit):
+            s = m.group()
+            try:
+                v = float(s)
+            except (ValueError, OverflowError):
+                continue
+            if abs(v) >= top:  # also a decimal beyond double's range (float() gives inf)
+                raise where.error(inst, inst.line, f"a {etype} value that is finite in {etype}",
+                                  s, s)
+
+
+def _check_long_integers(text: str) -> None:
+    """No integer beyond 64 bits outside strings (the model keeps long literals elided)."""
+    first = _TWENTY_DIGITS.search(text)  # a plain class scans fast; usually finds nothing
+    if first is None:
+        return
+    for m in _LONG_INT.finditer(text, max(0, first.start() - 1)):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text.count('"', line_start, m.start()) % 2:
+            continue  # inside a string
+        s = m.group()
+        if len(s.lstrip("-")) > 20 or not -(2 ** 63) <= int(s) <= 2 ** 64 - 1:
+            shown = s if len(s) <= 24 else s[:20] + f"... ({len(s)} digits)"
+            raise HloSyntaxError(text, m.start(), "an integer of at most 64 bits", found=shown)
+
+
+def first_long_integer(text: str) -> int | None:
+    """Position of the first integer of 20 or more digits outside strings, or None (used to
+    place the error for integers Python refuses to convert)."""
+    m = _LONG_INT.search(text)
+    return m.start() if m else None
