@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -192,3 +193,72 @@ def test_capture_keeps_the_programs_exit_status_and_writes_reports(tmp_path):
                                   sys.executable, "-c", FAILING.replace("sys.exit(3)", "")])
     assert r.exit_code == 1, r.output  # a clean program: the gate decides
     assert json.loads(r.stdout)["before"]["module"] == "jit_step"
+
+
+# ---- 5. notebooks -------------------------------------------------------------------------
+
+def _train_result():
+    from hlodiff.diff import diff_files
+
+    d = "module_0030.jit_train_step."
+    return diff_files(CPU_TRAIN / (d + "before_optimizations.txt"),
+                      CPU_TRAIN / (d + "cpu_after_optimizations.txt"))
+
+
+def test_result_repr_is_short_and_html_is_escaped():
+    r = _train_result()
+    text = repr(r)
+    assert len(text) < 300 and text.count("\n") == 0
+    assert "jit_train_step" in text and "53 fused" in text
+    page = r._repr_html_()
+    assert "<table>" in page and "jit_train_step" in page and len(page) < 20000
+    m = r.modules[1]
+    assert len(repr(m)) < 300 and "216 instructions" in repr(m)
+    assert "HloModule jit_train_step" in m._repr_html_()
+    f = r.fusion(r.fusions[0].name)
+    assert f.kind == r.fusions[0].kind and r.fusions[0].name in f._repr_html_()
+    assert r.fusions[0].name in r.fusions[0]._repr_html_()
+
+
+def test_html_escapes_dump_text():
+    from hlodiff.report.notebook import to_html
+
+    r = _train_result()
+    r.fusions[0].name = "<script>alert(1)</script>"
+    page = to_html(r)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_svg_when_graphviz_is_there():
+    from hlodiff.render import find_dot
+
+    r = _train_result()
+    f = r.fusion(r.fusions[0].name)
+    if find_dot() is None:
+        assert f._repr_svg_() is None and r.modules[1]._repr_svg_() is None
+        return
+    assert f._repr_svg_().lstrip().startswith(("<?xml", "<svg", "<!DOCTYPE"))
+    assert "<svg" in r.modules[1]._repr_svg_()
+
+
+def test_fate_of_without_the_computation():
+    r = _train_result()
+    some = next(f for f in r.instructions if f.fate == "fused")
+    assert r.fate_of(some.before) is r.fate_of(some.computation, some.before)
+    assert r.fate_of("no-such-instruction") is None
+
+
+def test_fate_of_an_ambiguous_name_lists_the_candidates():
+    from dataclasses import replace
+
+    r = _train_result()
+    f = next(f for f in r.instructions if f.fate == "fused")
+    twin = replace(f, computation="region_9.99")
+    r2 = replace(r, instructions=[*r.instructions, twin], _index=None, _by_name=None)
+    with pytest.raises(ValueError, match=re.escape(f"'{f.before}' is in 2 computations (")):
+        r2.fate_of(f.before)
+    assert r2.fate_of("region_9.99", f.before) is twin
+    sites = [replace(f, call_site="call.1"), replace(f, call_site="call.2", fate="kept")]
+    r3 = replace(r, instructions=sites, _index=None, _by_name=None)
+    with pytest.raises(ValueError, match="different fates at its call sites"):
+        r3.fate_of(f.before)

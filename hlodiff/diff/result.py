@@ -163,17 +163,22 @@ class DiffResult:
         if self._by_name is None:
             by: dict = {}
             for f in self.instructions:
-                by.setdefault(f.before, {}).setdefault(f.computation, f)
+                by.setdefault(f.before, []).append(f)
             self._by_name = by
         found = self._by_name.get(name)
         if not found:
             return None
-        if len(found) > 1:
-            comps = sorted(found)
+        comps = sorted({f.computation for f in found})
+        if len(comps) > 1:
             raise ValueError(f"instruction {name!r} is in {len(comps)} computations "
                              f"({', '.join(comps[:10])}{', ...' if len(comps) > 10 else ''}); "
                              f"name one: result.fate_of({comps[0]!r}, {name!r})")
-        return next(iter(found.values()))
+        if len({f.fate for f in found}) > 1:  # a callee's instruction, per call site
+            sites = "; ".join(f"at {f.call_site}: {f.fate}" for f in found[:10])
+            raise ValueError(f"instruction {name!r} of {comps[0]} has different fates at its "
+                             f"call sites ({sites}); see [f for f in result.instructions "
+                             f"if f.before == {name!r}]")
+        return found[0]
 
     def fusion(self, name: str) -> "FusionView":
         """One fusion of the result by name (``fusion.3``), for a notebook: it shows as a
