@@ -262,3 +262,64 @@ def test_fate_of_an_ambiguous_name_lists_the_candidates():
     r3 = replace(r, instructions=sites, _index=None, _by_name=None)
     with pytest.raises(ValueError, match="different fates at its call sites"):
         r3.fate_of(f.before)
+
+
+# ---- 3. the text report -------------------------------------------------------------------
+
+def test_text_report_in_80_columns_names_whole_and_opcodes_shown():
+    r = run_cli(str(CPU_TRAIN))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "what runs: no parameters, constants, tuples" in out
+    assert "fusion parameters not counted" in out
+    fus = out[out.index("Fusions ("):out.index("r+w: bytes")]
+    rows = [ln for ln in fus.splitlines()[3:] if ln.strip()]
+    assert rows and not any("…" in ln.split()[0] for ln in rows)
+    data = json.loads(run_cli(str(CPU_TRAIN), "--format", "json").stdout)
+    for f in data["fusions"]:
+        assert f["name"] in out  # every fusion named in full, none cut to "name…"
+    rewritten = out[out.index("rewritten ("):]
+    assert "(reshape)" in rewritten or "(broadcast)" in rewritten  # opcodes beside names
+    assert "[log_softmax" in out or "[region" in out  # non-entry computations named
+
+
+def test_instruction_counts_leave_out_fusion_parameters():
+    from hlodiff.diff.counts import fused_computations, ops_count
+
+    m = hlodiff.load(next(CPU_TRAIN.glob("*train_step.cpu_after_optimizations.txt")))
+    fused = fused_computations(m)
+    params = sum(1 for c in m.computations if c.name in fused
+                 for i in c.instructions if i.opcode == "parameter")
+    assert fused and params > 0
+    assert ops_count(m) == m.instruction_count - params
+    data = json.loads(run_cli(str(CPU_TRAIN), "--format", "json").stdout)
+    assert data["after"]["ops"] == ops_count(m) and data["after"]["instructions"] == m.instruction_count
+
+
+def test_bytes_read_in_the_unit_that_fits():
+    from hlodiff.report.text import _mb
+
+    assert _mb(5 * 2 ** 30) == "5 GiB"
+    assert _mb(1536 * 2 ** 20) == "1.5 GiB"
+    assert _mb(980 * 1024) == "980 KiB"
+    assert _mb(12) == "12 B"
+
+
+@pytest.mark.parametrize("program", ["dropout_step", "gru_scan", "cond_branch", "scan_rnn"])
+def test_added_copies_agree_with_the_layout_changes(program):
+    from hlodiff.diff import diff_files
+
+    before, after = fixture_pair(program)
+    r = diff_files(before, after)
+    m = r.modules[1]
+    copies = [a for a in r.added if a.opcode == "copy"]
+    assert copies
+    layout_names = {lc.instruction for lc in r.layouts}
+    for a in copies:
+        comp = m.computation(a.computation)
+        inst = comp[a.name]
+        src = comp[inst.operands[0]]
+        changes = str(src.shape.layout) != str(inst.shape.layout) and not inst.shape.is_tuple
+        assert ("layout change" in a.reason) == changes
+        assert (a.name in layout_names) == changes
+    assert r.summary["layout_changes"] == len(r.layouts)

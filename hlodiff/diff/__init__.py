@@ -37,7 +37,10 @@ def detect_mode(before: Module, after: Module) -> str:
 
 
 def _info(m: Module) -> dict:
-    return {"file": m.path, "module": m.name, "instructions": m.instruction_count}
+    from .counts import ops_count
+
+    return {"file": m.path, "module": m.name, "instructions": m.instruction_count,
+            "entry": m.entry, "ops": ops_count(m)}
 
 
 def diff_modules(before: Module, after: Module, mode: str = "auto") -> DiffResult:

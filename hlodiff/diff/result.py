@@ -5,8 +5,9 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
     {
       "schema": 1,
       "mode": "optimization" | "regression",
-      "before": {"file": str|null, "module": str, "instructions": int},
-      "after":  {"file": str|null, "module": str, "instructions": int},
+      "before": {"file": str|null, "module": str, "instructions": int, "entry": str,
+                 "ops": int},   # ops: instructions less fused computations' parameters
+      "after":  {"file": str|null, "module": str, "instructions": int, "entry": str, "ops": int},
       "summary": {
         "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed": int,
             # optimization mode: how many before instructions had each fate
