@@ -116,10 +116,13 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
         text = json.dumps(result.to_json(), indent=1) + "\n"
     elif fmt == "html":
         from ..report.html import render_html
-        from ..render import find_dot, fusion_svgs
+        from ..render.inline import html_pictures
 
-        figures = fusion_svgs(result, before_module, after_module) if find_dot() else None
-        text = render_html(result, figures)
+        figures, note = html_pictures(result, before_module, after_module,
+                                      pictures.fusions if svg_files is not None else None, output)
+        if note:
+            click.echo(safe_text(f"hlodiff: {note}"), err=True)
+        text = render_html(result, figures, note=note)
     else:
         from ..report.text import render_plain
 

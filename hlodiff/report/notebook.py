@@ -101,6 +101,9 @@ def to_svg(obj: Any) -> str | None:
         return None
     if g.node_count > MAX_SVG_NODES:
         return None
+    from ..render.fast import fast_layout
+
+    fast_layout(g)
     try:
         return run_dot(g.source(), "svg").decode("utf-8")
     except RenderError:
