@@ -323,3 +323,81 @@ def test_added_copies_agree_with_the_layout_changes(program):
         assert ("layout change" in a.reason) == changes
         assert (a.name in layout_names) == changes
     assert r.summary["layout_changes"] == len(r.layouts)
+
+
+# ---- 6. big models ------------------------------------------------------------------------
+
+def _train_files():
+    d = "module_0030.jit_train_step."
+    return str(CPU_TRAIN / (d + "before_optimizations.txt")), str(CPU_TRAIN / (d + "cpu_after_optimizations.txt"))
+
+
+def test_html_report_of_many_fusions_inlines_no_pictures(tmp_path, monkeypatch):
+    import hlodiff.render.inline as inline
+
+    monkeypatch.setattr(inline, "INLINE_MAX_FUSIONS", 5)  # the step has 24 fusions
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(main, [*_train_files(), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    assert "<svg" not in page and "24 fusions: pictures are not inlined" in page
+    assert "pictures are not inlined" in r.stderr
+
+
+def test_html_report_links_pictures_written_with_svg(tmp_path, monkeypatch):
+    from hlodiff.render import find_dot
+
+    if find_dot() is None:
+        pytest.skip("Graphviz not installed")
+    import hlodiff.render.inline as inline
+
+    monkeypatch.setattr(inline, "INLINE_MAX_FUSIONS", 5)
+    out = tmp_path / "report" / "r.html"
+    out.parent.mkdir()
+    r = CliRunner().invoke(main, [*_train_files(), "-o", str(out), "--svg", str(tmp_path / "pics")])
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    assert "<svg" not in page
+    links = re.findall(r"<img loading='lazy' src='([^']+)'", page)
+    assert len(links) == 24
+    assert all((out.parent / link).is_file() for link in links)  # relative to the report
+
+
+def test_linked_picture_paths_are_escaped(tmp_path):
+    from hlodiff.render.inline import linked_pictures
+
+    html = linked_pictures({"a'<b>": tmp_path / "x'<y>.svg"}, tmp_path / "r.html")["a'<b>"]
+    assert "<b>" not in html and "'<y>" not in html and "&#x27;" in html
+
+
+def test_render_too_big_draws_collapsed_then_parts(tmp_path):
+    from hlodiff.render import find_dot
+
+    _, after = _train_files()
+    out = tmp_path / "g.dot"  # .dot: the same decisions without needing Graphviz
+    r = run_cli("render", after, "-o", str(out), "--max-nodes", "100")  # 118 whole, 38 collapsed
+    assert r.returncode == 0, r.stderr
+    assert "drawing it with each fusion as one node" in r.stderr
+    assert out.is_file() and "parts" not in r.stderr
+    r = run_cli("render", after, "-o", str(out), "--max-nodes", "30")
+    assert r.returncode == 0, r.stderr
+    parts = sorted(tmp_path.glob("g.part*.dot"))
+    assert len(parts) >= 1 and "in schedule order" in r.stderr
+    text = parts[-1].read_text()
+    assert "made in another part" in text  # inputs from earlier parts are stubs
+    if find_dot() is not None:
+        r = run_cli("render", after, "-o", str(tmp_path / "g.svg"), "--max-nodes", "30")
+        assert r.returncode == 0, r.stderr
+        assert len(list(tmp_path.glob("g.part*.svg"))) == len(parts)
+
+
+def test_fast_layout_only_for_big_graphs():
+    from hlodiff.render import computation_picture
+    from hlodiff.render.fast import fast_layout
+
+    m = hlodiff.load(_train_files()[1])
+    g = computation_picture(m, None, True)
+    assert g.node_count < 150 and not fast_layout(g) and "nslimit" not in g.graph_attrs
+    g = computation_picture(m, None, False)
+    big = g.node_count >= 150 or len(g.edges) >= 450
+    assert fast_layout(g) == big

@@ -68,7 +68,7 @@ def render(file: str, output: str, collapse_fusions: bool, fusion: str | None,
 
     if not (fusion or focus) and (g.node_count > max_nodes or g.node_count > 2 * FAST_LAYOUT_NODES
                                   and len(g.edges) > 8 * FAST_LAYOUT_NODES):
-        _write_parts(module, computation, output, fmt, timeout, file, g.node_count)
+        _write_parts(module, computation, output, fmt, timeout, file, g.node_count, max_nodes)
         return
     check_size(g.node_count, max_nodes, what)
     fast_layout(g)
@@ -77,15 +77,16 @@ def render(file: str, output: str, collapse_fusions: bool, fusion: str | None,
 
 
 def _write_parts(module, computation, output: str, fmt: str, timeout: float, file: str,
-                 nodes: int) -> None:
+                 nodes: int, max_nodes: int) -> None:
     """Too big for one picture even with fusions collapsed: one picture per run of the
     schedule, OUTPUT.part01.svg, OUTPUT.part02.svg, ... (each lays out in seconds)."""
     import os
 
     from ..render.fast import fast_layout
-    from ..render.parts import computation_parts
+    from ..render.parts import PART_EDGES, PART_SIZE, computation_parts
 
-    parts = computation_parts(module, computation)
+    size = max(10, min(PART_SIZE, max_nodes // 2))  # stubs for inputs can double a part
+    parts = computation_parts(module, computation, size, min(PART_EDGES, 2 * size))
     stem, ext = os.path.splitext(output)
     names = [f"{stem}.part{k:02d}{ext}" for k in range(1, len(parts) + 1)]
     from ..outputs import check_not_input
