@@ -251,8 +251,12 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"generation failed (rc={proc.returncode}); dump in {tmp}")
     info = json.loads(proc.stdout.strip().splitlines()[-1])
 
-    keep = re.compile(r"^module_\d+\.jit_gpt_step\.(before_optimizations|[a-z0-9_]*after_optimizations)\.txt$")
+    keep = re.compile(r"^module_\d+\.jit_gpt_step\.(before_optimizations|[a-z0-9_]*after_optimizations)"
+                      r"(-buffer-assignment|-live-range|-memory-usage-report)?\.txt$")  # + XLA's memory files
     files = sorted(p for p in tmp.iterdir() if p.is_file() and keep.match(p.name))
+    mem_files = [p for p in files if p.name.endswith(("-buffer-assignment.txt", "-live-range.txt",
+                                                        "-memory-usage-report.txt"))]
+    files = [p for p in files if p not in mem_files]
     if len(files) < 2:
         raise SystemExit(f"expected before/after dumps of jit_gpt_step in {tmp}, found {files}")
     if out.exists():
@@ -268,6 +272,8 @@ def main(argv: list[str] | None = None) -> None:
             "instructions": count_instructions(dst),
             "computations": count_computations(dst),
         }
+    for p in mem_files:
+        shutil.copy2(p, out / p.name)
     if not args.keep_tmp:
         shutil.rmtree(tmp)
     (out / "info.json").write_text(json.dumps(summary, indent=2) + "\n")

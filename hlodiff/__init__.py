@@ -28,18 +28,21 @@ _EXPORTS = {
     "InputError": "hlodiff.errors",
     "diff_modules": "hlodiff.diff",
     "diff_files": "hlodiff.diff",
+    "time_step": "hlodiff.jaxrun.timestep",
+    "StepTiming": "hlodiff.jaxrun.timestep",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports lazily
     from .diff import diff_files, diff_modules
-    from .dumps.capture import Capture, capture
+    from .jaxrun.capture import Capture, capture
     from .dumps.loader import load
     from .errors import HloSyntaxError, HlodiffError, InputError
     from .hlo.graph import call_graph, computation_graph, to_networkx
     from .hlo.model import Computation, Instruction, Module, Shape
     from .hlo.parser import parse
+    from .jaxrun.timestep import StepTiming, time_step
 
 
 def __getattr__(name: str):

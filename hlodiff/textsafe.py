@@ -12,6 +12,7 @@ length: a 20 MB custom-call target would take minutes).
 from __future__ import annotations
 
 import re
+import sys
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -35,9 +36,53 @@ _guarded = False
 MAX_SHOWN = 4000  # characters of one printed string at most (names, targets, op_names)
 
 
+class _PatchRichWhenLoaded:
+    """A meta-path finder that lets ``rich.console`` load as usual, then guards it: commands
+    that print no rich output (``--format json``, ``--version``) never pay for importing rich
+    (about 0.1 s), and every Console is still guarded before its first use."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "rich.console":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)  # once; and so that the search below skips us
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find else None
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _ThenGuard(spec.loader)
+                return spec
+        return None
+
+
+class _ThenGuard:
+    """A loader that runs the real loader, then :func:`_guard_now`."""
+
+    def __init__(self, loader) -> None:
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self._loader.exec_module(module)
+        _guard_now()
+
+
 def guard_rich() -> None:
     """Make every rich Console in this process neutralize control characters in the text it
-    prints (its own style codes are added afterwards and are kept). Idempotent."""
+    prints (its own style codes are added afterwards and are kept). Idempotent. When rich is
+    not imported yet, this happens as soon as it is (see :class:`_PatchRichWhenLoaded`)."""
+    if _guarded:
+        return
+    if "rich.console" in sys.modules:
+        _guard_now()
+    elif not any(isinstance(f, _PatchRichWhenLoaded) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PatchRichWhenLoaded())
+
+
+def _guard_now() -> None:
     global _guarded
     if _guarded:
         return

@@ -147,13 +147,16 @@ def test_forced_mode_and_bad_mode():
 
 def test_gates():
     g = parse_gates(["kernels>40,layout_changes>0", "bytes<=5"])
-    assert g == [("kernels", ">", 40.0), ("layout_changes", ">", 0.0), ("bytes", "<=", 5.0)]
+    assert g == [("kernels", ">", 40.0, False), ("layout_changes", ">", 0.0, False),
+                 ("bytes", "<=", 5.0, False)]
     assert check_gates(g, {"kernels": 41, "layout_changes": 0, "bytes": 9}) == ["kernels>40 (is 41)"]
     for bad in ("kernels>>1", "kernels", ">3", "kernels>x"):
         with pytest.raises(GateError):
             parse_gates([bad])
     with pytest.raises(GateError):
-        check_gates(parse_gates(["nosuch>1"]), {"kernels": 1})
+        parse_gates(["nosuch>1"])
+    with pytest.raises(GateError):
+        check_gates(parse_gates(["nosuch>1"], known=None), {"kernels": 1})
 
 
 def test_html_escapes_and_embeds_pictures(fold_cse):

@@ -328,19 +328,23 @@ def test_cache_info_clear_and_size_limit(tmp_path):
     assert not list((tmp_path / "cache").glob("*.hlom")), "over the limit: not kept"
     assert hlodiff(["show", f], tmp_path).returncode == 0
     info = hlodiff(["cache", "info"], tmp_path)
-    assert info.returncode == 0 and "entries: 1" in info.stdout and "limit" in info.stdout
+    assert info.returncode == 0 and "parsed modules: 1;" in info.stdout and "limit" in info.stdout
     clear = hlodiff(["cache", "clear"], tmp_path)
-    assert clear.returncode == 0 and "removed 1" in clear.stdout
+    assert clear.returncode == 0 and "removed 2 files" in clear.stdout  # the model, the tables
     assert not list((tmp_path / "cache").glob("*.hlom"))
 
 
-def test_cache_dir_of_another_mode_is_closed_or_skipped(tmp_path):
+def test_cache_dir_others_can_write_is_not_used_and_ours_is_closed(tmp_path):
     f = _big_module(tmp_path)
     cache = tmp_path / "cache"
-    cache.mkdir(mode=0o777)
+    cache.mkdir()
     cache.chmod(0o777)
     assert hlodiff(["show", f], tmp_path).returncode == 0
-    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o777, "not ours to change"
+    assert not list(cache.iterdir()), "nothing written where others can plant files"
+    cache.chmod(0o755)  # as an older hlodiff left it
+    assert hlodiff(["show", f], tmp_path).returncode == 0
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700 and list(cache.glob("*.hlom"))
 
 
 # --- the terminal --------------------------------------------------------------------------

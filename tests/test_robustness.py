@@ -112,7 +112,11 @@ def test_rejects_what_xla_rejects_after_parsing():
             (5, "'bogus_attr'"),
         "  ROOT %c = s8[] constant(128)": (4, "s8 value"),
         "  ROOT %c = f32[] constant(1e39)": (4, "finite in f32"),
-        "  ROOT %p = f32[99999999999999999999]{0} parameter(0)": (4, "64 bits"),
+        "  ROOT %p = f32[99999999999999999999]{0} parameter(0)": (4, "below 2^63"),
+        "  %t = token[] after-all()\n  ROOT %r = f32[10] recv(%t)": (5, "tuple result"),
+        "  %p = f32[2,3] parameter(0)\n  ROOT %g = s32[] get-dimension-size(%p), dimensions={}":
+            (5, "exactly one dimension"),
+        "  %p = f32[4] parameter(0)\n  ROOT %a = f32[4] async-done(%p)": (5, "async-start"),
     }
     for body, (line, words) in cases.items():
         with pytest.raises(HloSyntaxError) as e:

@@ -9,6 +9,7 @@ safe for a terminal (control characters from dumps become visible escapes).
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import signal
 import sys
@@ -16,6 +17,7 @@ import sys
 import click
 
 from ..errors import HlodiffError
+from ..hlo.gcpause import freeze_after_build
 from ..textsafe import guard_rich, safe_text
 
 __all__ = ["handle_errors", "safe_text", "echo_safe", "finite_number"]
@@ -98,6 +100,7 @@ def handle_errors(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         guard_rich()
+        freeze_after_build()  # a command is a short-lived process: see hlo/gcpause.py
         # XLA accepts tuples and calls nested hundreds deep; the model's recursive helpers
         # need more than Python's default 1,000 frames for them.
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
@@ -132,5 +135,8 @@ def handle_errors(fn):
         except MemoryError:
             click.echo("hlodiff: out of memory", err=True)
             sys.exit(2)
+        finally:  # called in-process (tests, scripts): the collector as it was
+            freeze_after_build(False)
+            gc.unfreeze()
 
     return wrapper

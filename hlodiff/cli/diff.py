@@ -113,7 +113,11 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
 
         pictures, svg_files = layout_diff_svgs(result, before_module, after_module, svg)
     if fmt == "json":
-        text = json.dumps(result.to_json(), indent=1) + "\n"
+        from ..hlo.gcpause import gc_paused
+        from ..jsonout import dumps as json_dumps
+
+        with gc_paused():  # speed: many small dicts (see cli/show.py)
+            text = json_dumps(result.to_json(), indent=1) + "\n"
     elif fmt == "html":
         from ..report.html import render_html
         from ..render.inline import html_pictures

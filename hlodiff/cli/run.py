@@ -15,9 +15,6 @@ from .common import handle_errors
 from ..errors import InputError
 from ..jaxrun.runbench import DTYPES, PLATFORMS, RunConfig, parse_hidden, run as run_bench
 
-SEED = {"device": "NVIDIA T4", "eager_ms": 2.10, "jit_ms": 0.204}
-
-
 def _hidden(ctx, param, value):
     try:
         return parse_hidden(value)
@@ -80,8 +77,6 @@ def _render_text(r: dict, console) -> None:
     if r.get("dump_dir"):
         console.print(f"dumps kept in {r['dump_dir']}  (hlodiff {h.get('before', '')} {h.get('after', '')})",
                       soft_wrap=True)
-    console.print(f"[dim]seed: {SEED['device']} {SEED['eager_ms']:.2f} ms eager, {SEED['jit_ms']:.3f} ms jit "
-                  f"({SEED['eager_ms'] / SEED['jit_ms']:.1f}x)[/]")
 
 
 @click.command()
@@ -100,15 +95,24 @@ def _render_text(r: dict, console) -> None:
 @click.option("--dump", "dump", type=click.Path(file_okay=False), default=None,
               help="Keep the step's HLO dumps in DIR (for `hlodiff BEFORE AFTER`).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--step", "step", metavar="FILE.py:FUNCTION", default=None,
+              help="Time your own step instead: FUNCTION() returns (fn, args); fn is jitted "
+                   "and timed on args (compile and warm-up apart, p50/p90/p99).")
 @handle_errors
-def run(batch, features, hidden, classes, dtype, iters, warmup, platform, dump, fmt) -> None:
-    """Time an MLP training step eager vs jax.jit, and show what XLA did to it.
+def run(batch, features, hidden, classes, dtype, iters, warmup, platform, dump, fmt, step) -> None:
+    """Time a jitted step, and show what XLA did to it.
 
-    The step (forward, softmax cross-entropy, value_and_grad, SGD update) is timed op by op
-    under jax.disable_jit(), as one jitted step, and against a jitted step that does no work
-    (the dispatch floor), in a fresh process with XLA's HLO dump on.
+    Without --step: an MLP training step (forward, softmax cross-entropy, value_and_grad,
+    SGD update), timed op by op under jax.disable_jit(), as one jitted step, and against a
+    jitted step that does no work (the dispatch floor), in a fresh process with XLA's HLO
+    dump on. With --step FILE.py:FUNCTION: your own step, in a fresh process (the same as
+    hlodiff.time_step(fn, *args) in Python). Only what was measured here is shown.
     """
     from rich.console import Console
+
+    if step is not None:
+        _run_step(step, platform, iters, warmup, fmt)
+        return
 
     cfg = RunConfig(batch, features, tuple(hidden), classes, dtype, iters, warmup)
     err = Console(stderr=True)
@@ -122,3 +126,23 @@ def run(batch, features, hidden, classes, dtype, iters, warmup, platform, dump, 
         click.echo(json.dumps(result, indent=2))
     else:
         _render_text(result, Console(file=sys.stdout, highlight=False))
+
+
+def _run_step(step: str, platform: str, iters: int, warmup: int, fmt: str) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from ..jaxrun.timestep import render_lines, run_step
+
+    err = Console(stderr=True)
+    if fmt == "text" and err.is_terminal:
+        with err.status(f"timing {step}", spinner="dots"):
+            result = run_step(step, platform, iters, warmup)
+    else:
+        result = run_step(step, platform, iters, warmup)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+        return
+    console = Console(file=sys.stdout, highlight=False)
+    for line in render_lines(result):
+        console.print(escape(line), soft_wrap=True)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
 
 from .common import handle_errors
-from ..report.text import _mb
 from ..dumps.directory import find_dumps, resolve_dump_pair
 from ..dumps.loader import load
 from ..analysis.summary import ModuleSummary, summarize
+from ..hlo.gcpause import gc_paused
+from ..jsonout import echo as echo_json
 
 
 def _counts(counter, limit: int) -> str:
@@ -25,6 +25,8 @@ def render_summary(s: ModuleSummary, console) -> None:
     """Print the summary with rich; fits 80 columns."""
     from rich.markup import escape
     from rich.table import Table
+
+    from ..report.text import _mb
 
     console.print(f"[bold]{escape(s.name)}[/bold]  ({escape(s.path or '<text>')})")
     console.print(f"  entry {escape(s.entry)}: {s.entry_instructions} instructions; "
@@ -77,11 +79,18 @@ def show(file: str, fmt: str, top: int, no_cache: bool) -> None:
         return
     module = load(file, cache=not no_cache)
     if fmt == "json":
-        click.echo(json.dumps(module.to_dict(), indent=1))
+        # 30,000 instructions make 100,000 small dicts: without the pause, the collector
+        # rescans the parsed model over and over while they are built (3x slower)
+        with gc_paused():
+            echo_json(module.to_dict())
         return
     from rich.console import Console
 
-    render_summary(summarize(module, top=top), Console(highlight=False))
+    console = Console(highlight=False)
+    render_summary(summarize(module, top=top), console)
+    from ..dumps.siblings import before_of  # gpu helper: kernel kinds and collectives
+    from ..report.devices import module_sections
+    module_sections(module, console, before_of(file, cache=not no_cache), limit=top)
 
 
 def _show_directory(directory: str, fmt: str) -> None:
@@ -91,17 +100,19 @@ def _show_directory(directory: str, fmt: str) -> None:
     if not pairs:
         resolve_dump_pair(directory)  # raises the 'no HLO dumps found' message
     if fmt == "json":
-        click.echo(json.dumps([{"module": p.module_id, "name": p.name,
-                                "before": str(p.before) if p.before else None,
-                                "after": str(p.after) if p.after else None,
-                                "bytes": p.size,
-                                "kernels": p.work.kernels if p.work else None,
-                                "flops": p.work.flops if p.work else None,
-                                "jax_helper": p.is_jax_helper} for p in pairs], indent=1))
+        echo_json([{"module": p.module_id, "name": p.name,
+                    "before": str(p.before) if p.before else None,
+                    "after": str(p.after) if p.after else None,
+                    "bytes": p.size,
+                    "kernels": p.work.kernels if p.work else None,
+                    "flops": p.work.flops if p.work else None,
+                    "jax_helper": p.is_jax_helper} for p in pairs])
         return
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from ..report.text import _mb
 
     t = Table(title=f"{len(pairs)} modules in {escape(directory)} (the program's work first)",
               show_edge=False, pad_edge=False)

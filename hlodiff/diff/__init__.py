@@ -68,11 +68,16 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     if mode == "auto":
         mode = detect_mode(before, after)
     t0 = time.perf_counter()
-    if mode == "regression":
+    from .match import same_program
+    if mode == "regression" or same_program(before, after):  # identical: nothing inlined
         bv = after_view(before)
     else:
         bv = before_view(before)
     av = after_view(after)
+    if mode == "regression":  # regression: one metadata form for both JAX/XLA versions
+        from .normalize import normalize_view
+        normalize_view(bv)
+        normalize_view(av)
     t1 = time.perf_counter()
     m = match(bv, av, cse_skip=_skip_for_rewrites)
     t2 = time.perf_counter()
@@ -82,6 +87,9 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     lays = analyses.layouts(m)
     if mode == "regression":
         fl, reg = regression.compare(m)
+        # regression mode: what the optimizer added is in the only-after kernels; a layout
+        # change is one between paired kernels of equal shape
+        adds, lays = [], regression.layout_changes(m, reg, lays)
         fus = analyses.fusions(m, [])
         counts = {k: 0 for k in REGRESSION_FATES}
         for f in fl:
@@ -104,7 +112,13 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     res = DiffResult(mode=mode, before_info=_info(before), after_info=_info(after),
                      instructions=fl, fusions=fus, added=adds, layouts=lays, summary=summary,
                      by_source=analyses.by_source(fl), regression=reg, modules=(before, after))
-    res.timings = {"views": t1 - t0, "match": t2 - t1, "analyses": time.perf_counter() - t2}
+    from .devices import attach_devices  # gpu helper: kernel kinds, collectives, shards
+    attach_devices(res, m, before, after)
+    t3 = time.perf_counter()
+    from .memory import add_memory
+    add_memory(res, before, after, mode)
+    res.timings = {"views": t1 - t0, "match": t2 - t1, "analyses": t3 - t2,
+                   "memory": time.perf_counter() - t3}
     return res
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from . import partition  # gpu helper: SPMD shard relation
 from .match import Matching
 from .result import Added, FusionInfo, InstructionFate, LayoutChange
 from .view import Node, View
@@ -44,6 +45,8 @@ def fusions(m: Matching, fates: list[InstructionFate]) -> list[FusionInfo]:
     for f in fates:
         if f.fusion and f.fate in ("fused", "merged", "rewritten"):
             held[f.fusion].append(f)
+            for other in f.also_in:  # fusion copied it into these kernels too
+                held[other].append(f)
     bnode = {}
     for n in B.nodes:
         bnode.setdefault((n.comp, n.name), n)
@@ -103,6 +106,9 @@ def _added_reason(n: Node, view: View | None = None) -> str:
         return "bitcast: a free reshape/transpose under the chosen layout"
     if op == "custom-call":
         return f"library call {n.inst.custom_call_target or ''}".strip()
+    coll = partition.collective_reason(n.inst)  # gpu helper: collectives
+    if coll:
+        return coll
     if op.endswith("-start") or op.endswith("-done") or op.endswith("-update"):
         return "async pair"
     if op == "constant":
@@ -139,7 +145,7 @@ def layouts(m: Matching) -> list[LayoutChange]:
     out = []
     eb = B.module.attributes.get("entry_computation_layout")
     ea = A.module.attributes.get("entry_computation_layout")
-    if eb and ea and eb != ea:
+    if eb and ea and eb != ea and not partition.same_entry_layouts(eb, ea):  # gpu: shards
         out.append(LayoutChange("ENTRY", None, A.module.entry, eb, ea))
     for b in B.nodes:
         y = m.b2a[b.idx]

@@ -17,6 +17,8 @@ all pairs, so the cascade is near-linear in module size.
 
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 
 from .view import Node, View
@@ -344,10 +346,64 @@ def _duplicates(m: Matching) -> int:
     return c
 
 
+def same_program(a, b) -> bool:
+    """Two modules with the same computations holding the same instructions (names,
+    opcodes, shapes with layouts, operands, called computations): nothing was rewritten.
+    XLA never reuses a name for another instruction, so these are the same instructions."""
+    ca, cb = a.computations, b.computations
+    if len(ca) != len(cb) or a.entry != b.entry:
+        return False
+    for x, y in zip(ca, cb):
+        if x.name != y.name or len(x.instructions) != len(y.instructions):
+            return False
+        for i, j in zip(x.instructions, y.instructions):
+            if i.name != j.name or i.opcode != j.opcode or i.operands != j.operands or \
+                    i.calls != j.calls or str(i.shape) != str(j.shape):
+                return False
+    return True
+
+
+def _identical(m: Matching) -> bool:
+    """Pair node by node when both views were built from the same program."""
+    B, A = m.before.nodes, m.after.nodes
+    if len(B) != len(A):
+        return False
+    for b, a in zip(B, A):
+        if b.name != a.name or b.comp != a.comp or b.opcode != a.opcode or \
+                b.operands != a.operands:
+            return False
+    for b in B:
+        m.pair(b.idx, b.idx, "identical")
+    return True
+
+
+_DIMS_RE = re.compile(r"\[([^\]]*)\]")
+
+
+def _rank_only(dims: str) -> str:
+    return _DIMS_RE.sub(lambda x: f"[r{x.group(1).count(',') + 1 if x.group(1) else 0}]", dims)
+
+
+def _partitioned(m: Matching) -> None:
+    """An SPMD-partitioned after module (``num_partitions`` > 1) computes per-device shards:
+    its shapes are not the before module's. Matching then compares element type and rank
+    only (metadata, operands and structure still decide)."""
+    mods = [v.module for v in (m.before, m.after)]
+    if not any(str(x.attributes.get("num_partitions", "1")).isdigit() and
+               int(str(x.attributes.get("num_partitions", "1"))) > 1 for x in mods):
+        return
+    for view in (m.before, m.after):
+        for n in view.nodes:
+            n.mdims = _rank_only(n.mdims)
+
+
 def match(before: View, after: View, cse_skip=None) -> Matching:
     """Run the cascade. ``cse_skip(m)`` returns before nodes the rewrite step must leave open
     (merged by CSE or folded), computed from the pairs found so far."""
     m = Matching(before, after)
+    if _identical(m):
+        return m
+    _partitioned(m)
     _seed(m)
     _names(m)
     _unique_buckets(m, _meta_key, "metadata")

@@ -9,7 +9,8 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
                  "ops": int},   # ops: instructions less fused computations' parameters
       "after":  {"file": str|null, "module": str, "instructions": int, "entry": str, "ops": int},
       "summary": {
-        "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed": int,
+        "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed",
+        "uncertain": int,
             # optimization mode: how many before instructions had each fate
         "unchanged", "changed", "only_before", "only_after": int,   # regression mode
         "fusions": int,          # fusion instructions in the after module (top level)
@@ -22,10 +23,15 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
       "instructions": [            # one per before instruction considered, in text order
         {"before": str, "computation": str, "fate": str, "after": str|null,
          "fusion": str|null, "fusion_kind": str|null, "into": str|null, "reason": str,
-         "opcode": str, "op_name": str|null, "source": str|null, "call_site": str|null}
+         "opcode": str, "op_name": str|null, "source": str|null, "call_site": str|null,
+         "also_in": [str], "candidates": [str]}
       ],
-        # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed
-        # fate (regression):   unchanged|changed|only_before (top-level instructions)
+        # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed|uncertain
+        #        uncertain: the two modules cannot decide; candidates: the after
+        #        instructions it may have become
+        # also_in: further fusions that fusion copied the same computation into
+        # fate (regression):   unchanged|changed|only_before|uncertain (one per before
+        #                      kernel; see diff/regression.py)
         # after: the after instruction it became (the constant for folded, the survivor's
         #        after instruction for merged); fusion/fusion_kind: the top-level fusion
         #        that now computes it; into: merged -> the surviving before instruction
@@ -36,19 +42,71 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
       "layouts": [{"instruction": str|null, "before": str|null, "computation": str,
                    "from": str, "to": str}],   # instruction "ENTRY" = entry layout
       "by_source": [{"source": str, "instructions": int, "kernels": [str]}],
-      "regression": null | {"changes": [{"before": str|null, "after": str|null,
-                   "status": str, "what": [str]}],
-                   "fusions": [{"kind": "split"|"joined"|"changed", "before": [str],
-                                "after": [str], "what": str}]}
+      "regression": null | {     # regression mode (diff/regression.py, diff/changelog.py)
+          "kernels": [{"before": str|null, "after": str|null,  # one row per kernel
+                       "status": "unchanged"|"changed"|"only_before"|"only_after"|"uncertain",
+                       "what": [str], "label_before", "label_after": str|null,
+                       "lines": [str], "lines_after": [str], "candidates": [str]}],
+              # a before kernel joined into a paired after kernel, and an after kernel
+              # split off from a paired before kernel, are "changed" rows naming both
+          "changes": [{"before", "after": str|null, "status": str, "what": [str]}],
+          "groups": [{"status", "label_before", "label_after", "text": str, "count": int,
+                      "what": [str], "example": {"before", "after"}, "members": [...],
+                      "lines": [str]}],       # the changelog: repeated changes grouped
+          "per_line": [{"line": str, "before": int, "after": int}],  # kernels per line
+          "pairs", "joined", "split", "uncertain", "kernels_before", "kernels_after": int,
+          "fusions": []},
+      "memory": null | {       # diff/memory.py; null when the after module is not optimized
+        "before": null | SIDE, "after": SIDE,   # before is null in optimization mode
+            # SIDE = {"peak_bytes": int (XLA's allocation total, or the estimate),
+            #         "estimated": bool, "live_range_peak_bytes": int|null,
+            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...],
+            #         "remat": {...}|null, "timeline": [[step, bytes]] (<= 400 points)}
+        "change_bytes": int|null,
+        "growth_by_source": [{"source", "before", "after", "change"}],
+        "growth_by_op_name": [{"op_name", "before", "after", "change"}],
+        "growth_by_kernel": [{"kernel", "before", "after", "change"}],
+        "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
+        "peak_moved": bool|null}
+      # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
     }
+
+    Kernel kinds, collectives and partitioning (hlodiff/diff/devices.py) add these keys::
+
+      "summary": {..., "collective_bytes": int,      # per device per step, after module
+                  "collective_bytes_before": int, "collectives": int,
+                  "partitioned": int,                # num_partitions, when > 1
+                  "bytes_before_global": int},       # partitioned: before bytes, global
+                    # (partitioned diffs: "bytes_before" is per device, comparable)
+      "kernels": {"before": KINDS|null, "after": KINDS},
+          # KINDS = {"kinds": {kind: count}, "flops": int, "bytes_moved": int,
+          #          "workspace_bytes": int,
+          #          "kernels": [{"name", "computation", "opcode", "kind", "detail"?,
+          #                       "flops", "bytes_read", "bytes_written",
+          #                       "workspace_bytes"?, "split_k"?, "intensity"?, "source"?}]}
+          # kinds: "Triton gemm", "Triton softmax", "Triton reduction", "Triton generic",
+          #   "cuBLAS gemm", "cuBLASLt matmul", "cuDNN convolution[ (...)]", "cuDNN fused
+          #   attention", "cuDNN norm", "custom fusion", "split-K reduction", "loop fusion",
+          #   "input fusion", "reduction fusion", "transpose fusion", "copy", "collective
+          #   all-reduce (async)", "YNNPACK fusion", "oneDNN ...", ...
+      "collectives": {"before": COLL|null, "after": COLL,
+                      "shardings": [{"instruction", "role": "parameter"|"output"|"annotated",
+                                     "shape", "sharding", "description", "ways"}]},
+          # COLL = {"count", "bytes_per_device", "by_kind": {kind: bytes},
+          #         "by_mesh_axis": {axes: bytes}, "mesh": {axis: size}|null,
+          #         "num_partitions", "collectives": [{"name", "kind", "computation",
+          #         "bytes", "in_bytes", "out_bytes", "async", "done"?, "replica_groups"?,
+          #         "group_size"?, "replica_groups_text"?, "mesh_axes"?,
+          #         "source_target_pairs"?, "pattern"?, "overlap"?, "merged"?,
+          #         "decomposition"?, "op_name"?, "source"?}]}
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
-REGRESSION_FATES = ("unchanged", "changed", "only_before")
+FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed", "uncertain")
+REGRESSION_FATES = ("unchanged", "changed", "only_before", "uncertain")
 
 
 @dataclass(slots=True)
@@ -65,6 +123,8 @@ class InstructionFate:
     op_name: str | None = None
     source: str | None = None
     call_site: str | None = None
+    also_in: list[str] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -142,7 +202,9 @@ class DiffResult:
     summary: dict
     by_source: list[dict] = field(default_factory=list)
     regression: dict | None = None
+    memory: dict | None = None  # see diff/memory.py
     timings: dict = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)  # "kernels", "collectives", "partitioned" (devices.py)
     _index: dict | None = None
 
     modules: tuple | None = field(default=None, repr=False)  # (before, after) Modules
@@ -220,4 +282,6 @@ class DiffResult:
             "layouts": [lc.to_json() for lc in self.layouts],
             "by_source": list(self.by_source),
             "regression": self.regression,
+            "memory": self.memory,
+            **self.devices,
         }

@@ -8,7 +8,8 @@ and rebuilt. Keyed by a hash of the text and of hlodiff's version, grammar and p
 sources, so an upgrade never serves a stale model.
 
 Where: ``$HLODIFF_CACHE_DIR``, else ``$XDG_CACHE_HOME/hlodiff``, else ``~/.cache/hlodiff``,
-created 0700; a directory that is not the user's own or that others can write is not used.
+created 0700; a directory that is not the user's own or that others can write is not used
+(an older hlodiff's 0755 directory holding only cache files is closed to 0700).
 Files are written 0600 through a temporary file and a rename.
 
 How big: at most ``$HLODIFF_CACHE_MAX_MB`` megabytes (default 512); after each store the
@@ -31,8 +32,9 @@ from .. import __version__
 from ..hlo.gcpause import gc_paused
 from ..hlo.model import (_NO_CALLS, _NO_EXTRA, Computation, Instruction, Layout, Metadata,
                          Module, Shape, StackTables)
-from ..hlo.parser import grammar_text, parse
-from ..userdirs import private_cache_dir, read_private_file, write_private_file
+from ..hlo.grammarfile import grammar_text
+from ..userdirs import (is_cache_file, private_cache_dir, read_private_file,
+                        write_private_file)
 
 _MIN_SIZE = 16 * 1024  # smaller texts parse in a few milliseconds: not worth a file
 _FORMAT = 1  # bump when the layout below changes
@@ -85,7 +87,7 @@ def entries(d: Path) -> list[tuple[Path, os.stat_result]]:
     try:
         with os.scandir(d) as it:
             for e in it:
-                if e.name.endswith(SUFFIX) or (e.name.startswith(".") and e.name.endswith(".tmp")):
+                if is_cache_file(e.name):
                     try:
                         st = e.stat(follow_symlinks=False)
                     except OSError:
@@ -235,6 +237,13 @@ def _store(d: Path, f: Path, module: Module) -> None:
         return  # e.g. an integer beyond 64 bits: not cached, parsed each time
     if len(data) <= limit and write_private_file(d, f.name, data):
         evict(d, limit)
+
+
+def parse(text: str, path: str | None = None) -> Module:
+    """The parser, imported on a miss only: a cache hit needs neither it nor lark (speed)."""
+    from ..hlo.parser import parse as parse_text
+
+    return parse_text(text, path)
 
 
 def cached_parse(text: str, path: str | None = None, use_cache: bool = True) -> Module:

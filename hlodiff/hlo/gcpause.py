@@ -12,6 +12,19 @@ from contextlib import contextmanager
 from typing import Iterator
 
 
+_freeze = False
+
+
+def freeze_after_build(on: bool = True) -> None:
+    """For short-lived processes (the command line): when the outermost pause ends, move
+    every object alive into the collector's permanent generation (``gc.freeze``) instead of
+    letting it scan the freshly built model once per generation. Halves loading a
+    29,000-instruction module from the cache and turning it into JSON. Off by default: in a
+    long-lived process (a notebook) objects frozen in a reference cycle are never reclaimed."""
+    global _freeze
+    _freeze = on
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Disable the cyclic GC inside the block (re-entrant; restores the previous state)."""
@@ -21,4 +34,6 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if _freeze:
+                gc.freeze()
             gc.enable()

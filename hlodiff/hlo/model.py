@@ -150,13 +150,9 @@ class Instruction:
         return self.metadata.location if self.metadata else None
 
     def to_dict(self) -> dict:
-        d = {
-            "name": self.name,
-            "opcode": self.opcode,
-            "shape": self.shape.text,
-            "operands": list(self.operands),
-            "calls": list(self.calls),
-        }
+        # (written for speed: ``show --format json`` calls it for every instruction)
+        d = {"name": self.name, "opcode": self.opcode, "shape": self.shape.text,
+             "operands": list(self.operands), "calls": list(self.calls)}
         if self.is_root:
             d["root"] = True
         if self.fusion_kind:
@@ -169,12 +165,18 @@ class Instruction:
             d["parameter_number"] = self.parameter_number
         if self.literal is not None:
             d["literal"] = self.literal
-        if self.metadata is not None:
-            md = {k: v for k, v in (("op_type", self.metadata.op_type),
-                                    ("op_name", self.metadata.op_name),
-                                    ("source", self.metadata.location)) if v is not None}
-            if md:
-                d["metadata"] = md
+        md = self.metadata
+        if md is not None:
+            m = {}
+            if md.op_type is not None:
+                m["op_type"] = md.op_type
+            if md.op_name is not None:
+                m["op_name"] = md.op_name
+            loc = md.source_file  # as Metadata.location, inlined
+            if loc is not None:
+                m["source"] = f"{loc}:{md.source_line}" if loc and md.source_line is not None else loc
+            if m:
+                d["metadata"] = m
         d["line"] = self.line
         return d
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-from importlib import resources
-from pathlib import Path
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput, UnexpectedToken
@@ -14,20 +12,13 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 from ..errors import HloSyntaxError
 from .lexer import HloLexer, tokenize
 from .gcpause import gc_paused
+from .grammarfile import grammar_text  # noqa: F401  (re-exported: parser.grammar_text)
 from .model import Module
 from .names import uniquify_instruction_names
 from .validate import first_long_integer, validate
 
 _lock = threading.Lock()
 _parser: Lark | None = None
-
-
-def grammar_text() -> str:
-    """The grammar: from the source tree when run from a checkout, else from the package."""
-    here = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
-    if here.is_file():
-        return here.read_text()
-    return resources.files("hlodiff.grammar").joinpath("hlo.lark").read_text()
 
 
 from .builder import _Builder, _Context

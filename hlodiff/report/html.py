@@ -354,24 +354,16 @@ def render_html(result: DiffResult, pictures: dict[str, str] | None = None,
     out.append("<nav>" + "".join(f"<a href='#{k}'>{v}</a>" for k, v in nav) + "</nav>")
     out += _summary(result)
     out += _legend(result)
+    if result.memory:  # report/memory.py
+        from .memory import memory_diff_html
+        out.append(memory_diff_html(result.memory))
     if result.fusions:
         out += _fusions(result, pictures)
-    if result.regression:
-        out.append("<section id='changes'><h2>Changes</h2><table><thead><tr><th>status</th>"
-                   "<th>before</th><th>after</th><th>what</th></tr></thead><tbody>")
-        for c in result.regression["changes"]:
-            out.append(f"<tr class='fate-{_h(c['status'])}'><td>{_chip(c['status'])}</td>"
-                       f"<td class='mono'>{_h(c['before'] or '')}</td>"
-                       f"<td class='mono'>{_h(c['after'] or '')}</td><td>{_h('; '.join(c['what']))}</td></tr>")
-        out.append("</tbody></table>")
-        if result.regression.get("fusions"):
-            out.append("<h3>Fusions split, joined or changed</h3><table><thead><tr><th>kind</th>"
-                       "<th>before</th><th>after</th><th>what</th></tr></thead><tbody>")
-            for f in result.regression["fusions"]:
-                out.append(f"<tr><td>{_h(f['kind'])}</td><td class='mono'>{_h(', '.join(f['before']))}</td>"
-                           f"<td class='mono'>{_h(', '.join(f['after']))}</td><td>{_h(f['what'])}</td></tr>")
-            out.append("</tbody></table>")
-        out.append("</section>")
+    if result.regression:  # regression mode: a changelog (report/changelog.py)
+        from .changelog import render_html as _changelog
+        out += _changelog(result)
+    from .devices import devices_html  # gpu helper: kernels, collectives, shards
+    out += devices_html(result)
     if result.by_source:
         out += _sources(result, fusion_names, pictures)
     out += _instructions(result, fusion_names, pictures)

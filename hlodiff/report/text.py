@@ -135,6 +135,9 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
     parts = [f"{s.get(k, 0)} {k}" for k in keys if s.get(k)]
     head = "  fates        " if opt else "  status       "
     console.print(_e(head + ", ".join(parts)), overflow="fold")
+    if result.memory:  # report/memory.py
+        from .memory import memory_diff_text
+        console.print(_e(memory_diff_text(result.memory).rstrip("\n")), overflow="fold")
     console.print()
     # ---- fusions (optimization mode: what each kernel holds; regression mode lists the
     # fusions that split, joined or changed below instead) -----------------------------
@@ -164,25 +167,15 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
                       "as separate kernels, minus r+w", style="dim", overflow="fold")
         console.print()
     # ---- regression ---------------------------------------------------------------------
-    if result.regression:
-        t = _table("Changes", width)
-        t.add_column("status", no_wrap=True)
-        t.add_column("before", no_wrap=True, overflow="ellipsis", max_width=max(12, width // 4))
-        t.add_column("after", no_wrap=True, overflow="ellipsis", max_width=max(12, width // 4))
-        t.add_column("what", overflow="fold")
-        for c in sorted(result.regression["changes"], key=_change_weight)[:limit]:
-            t.add_row(c["status"], _e(c["before"] or ""), _e(c["after"] or ""), _e("; ".join(c["what"])))
-        console.print(t)
-        if len(result.regression["changes"]) > limit:
-            console.print(f"  ... {len(result.regression['changes']) - limit} more changes")
-        for f in result.regression["fusions"][:limit]:
-            console.print(_e(f"  fusion {f['kind']}: {', '.join(f['before'])} -> "
-                             f"{', '.join(f['after'])}: {f['what']}"), overflow="fold")
-        console.print()
+    if result.regression:  # regression mode: a changelog (report/changelog.py)
+        from .changelog import render_text as _changelog
+        _changelog(result, console, limit)
     # ---- instructions by fate ------------------------------------------------------------
     groups: dict[str, list] = {}
     for f in result.instructions:
         groups.setdefault(f.fate, []).append(f)
+    if result.regression:
+        groups.clear()  # regression mode: the changelog above says it, grouped
     for fate in sorted(groups, key=lambda k: FATE_ORDER.get(k, 5)):
         rows = groups[fate]
         label = f"{fate} ({len(rows)}): {_WHAT.get(fate, '')}".rstrip(": ")
@@ -239,6 +232,8 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
             console.print(_e(f"  {lc.instruction} ({lc.before or ''}): {lc.from_} -> {lc.to}"),
                           overflow="fold")
         console.print()
+    from .devices import render_devices  # gpu helper: kernels, collectives, shards
+    render_devices(result, console, limit)
     if result.by_source:
         t = _table("Source lines -> kernels", width)
         t.add_column("source", overflow="fold", max_width=max(16, width // 3))
