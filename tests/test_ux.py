@@ -340,7 +340,7 @@ def test_html_report_of_many_fusions_inlines_no_pictures(tmp_path, monkeypatch):
     r = CliRunner().invoke(main, [*_train_files(), "-o", str(out)])
     assert r.exit_code == 0, r.output
     page = out.read_text()
-    assert "<svg" not in page and "24 fusions: pictures are not inlined" in page
+    assert "<tr class='pic'" not in page and "24 fusions: pictures are not inlined" in page
     assert "pictures are not inlined" in r.stderr
 
 
@@ -357,7 +357,7 @@ def test_html_report_links_pictures_written_with_svg(tmp_path, monkeypatch):
     r = CliRunner().invoke(main, [*_train_files(), "-o", str(out), "--svg", str(tmp_path / "pics")])
     assert r.exit_code == 0, r.output
     page = out.read_text()
-    assert "<svg" not in page
+    assert page.count("<tr class='pic'") == 24 and "<svg xmlns" not in page.split("id='fusions'")[1]
     links = re.findall(r"<img loading='lazy' src='([^']+)'", page)
     assert len(links) == 24
     assert all((out.parent / link).is_file() for link in links)  # relative to the report

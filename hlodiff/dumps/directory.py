@@ -82,7 +82,13 @@ class DumpPair:
     def is_jax_helper(self) -> bool:
         """A module of one of JAX's private functions (``jit__normal``, ``jit__threefry_split``)."""
         fn = self.name.split("(", 1)[0]
-        return fn.startswith(("jit__", "pmap__", "xla_computation__"))
+        for prefix in ("jit_", "pmap_", "xla_computation_"):
+            if fn.startswith(prefix):
+                fn = fn[len(prefix):]
+                break
+        # a private function's name starts with '_'; the user's own `jax.jit(lambda ...)`
+        # is named jit__lambda, and is the user's code
+        return fn.startswith("_") and not fn.startswith("_lambda")
 
     def describe(self) -> str:
         """``jit_step (3 dots, 41 kernels)``: the name with the work that ranked it."""
