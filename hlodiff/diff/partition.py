@@ -36,8 +36,10 @@ def num_partitions(before: Module, after: Module) -> int:
 def shard_ways(global_shape: Shape, local: Shape, nparts: int,
                sharding_text: str | None = None) -> int:
     """Into how many pieces ``global_shape`` was cut to give ``local`` (0: not a shard of it)."""
-    if nparts <= 1 or global_shape.is_tuple or local.is_tuple:
+    if nparts <= 1:
         return 0
+    if global_shape.is_tuple or local.is_tuple:
+        return _tuple_ways(global_shape, local, nparts)
     if global_shape.element_type != local.element_type or global_shape.rank < local.rank:
         return 0
     if global_shape.rank != local.rank:
@@ -63,6 +65,23 @@ def shard_ways(global_shape: Shape, local: Shape, nparts: int,
         ways *= w
     if ways <= 1 or nparts % ways:
         return 0
+    return ways
+
+
+def _tuple_ways(global_shape: Shape, local: Shape, nparts: int) -> int:
+    """A tuple is a shard when each element is equal or a shard of its global element; the
+    ways are the largest cut among them (0 when nothing is cut or an element does not fit)."""
+    if not (global_shape.is_tuple and local.is_tuple) or \
+            len(global_shape.tuple_shapes) != len(local.tuple_shapes):
+        return 0
+    ways = 0
+    for g, loc in zip(global_shape.tuple_shapes, local.tuple_shapes):
+        if g == loc or (g.dims == loc.dims and g.element_type == loc.element_type):
+            continue
+        w = shard_ways(g, loc, nparts)
+        if not w:
+            return 0
+        ways = max(ways, w)
     return ways
 
 
