@@ -401,3 +401,14 @@ def test_fast_layout_only_for_big_graphs():
     g = computation_picture(m, None, False)
     big = g.node_count >= 150 or len(g.edges) >= 450
     assert fast_layout(g) == big
+
+
+def test_private_jax_helpers_and_the_users_lambda():
+    from hlodiff.dumps.directory import DumpPair
+
+    def helper(name):
+        return DumpPair("module_0001", name, None, None).is_jax_helper
+
+    assert helper("jit__normal") and helper("jit__threefry_split") and helper("jit__randint")
+    assert not helper("jit__lambda")  # jax.jit(lambda ...): the user's own step
+    assert not helper("jit_train_step") and not helper("jit_multiply")
