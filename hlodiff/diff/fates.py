@@ -357,6 +357,17 @@ class FateBuilder:
                     return True  # (x op b) op c2
         return False
 
+    def _sharded_tuple(self, b: Node, a: Node) -> bool:
+        """A tuple of a partitioned program whose elements are the same or shards of the
+        before's (the per-device program's root tuple, say): not rebuilt."""
+        sb, sa = b.inst.shape, a.inst.shape
+        if self.nparts <= 1 or not sb.is_tuple or not sa.is_tuple:
+            return False
+        lb, la = list(sb.leaves()), list(sa.leaves())
+        return len(lb) == len(la) and all(
+            x.dims_text == y.dims_text or partition.shard_ways(x, y, self.nparts) > 0
+            for x, y in zip(lb, la))
+
     def _loop_partner(self, w: Node) -> int:
         """The after while of an unmatched before while: the only after while with its
         op_name that no other before instruction claims but its own init tuple."""
@@ -600,7 +611,7 @@ class FateBuilder:
             self._set_after(f, a)
             same_dims = a.dims == b.dims or _upcast_only(b.dims, a.dims)
             part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
-            same_dims = same_dims or part is not None
+            same_dims = same_dims or part is not None or self._sharded_tuple(b, a)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
             moved = a.opcode == b.opcode and not same_dims and b.opcode in _ELEMENTWISE \

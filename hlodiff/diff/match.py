@@ -99,18 +99,34 @@ def _names(m: Matching) -> int:
     a module and never reused): a top-level after node named like a before node outside
     an inlined call is that node, when opcode and shape agree."""
     by_name: dict[str, int] = {}
+    renamed: dict[str, int] = {}
     dup: set[str] = set()
-    for n in _live(m.after.nodes):
+    for n in m.after.nodes:
+        # live nodes, and get-tuple-elements the view sees through: one that kept its name
+        # while its tuple producer changed (an optimization barrier removed) is still it
+        if n.alias >= 0 and n.opcode != "get-tuple-element":
+            continue
         if n.fusion < 0 and n.opcode != "parameter":
             if n.name in by_name:
                 dup.add(n.name)
             by_name[n.name] = n.idx
+            if n.name.endswith(".0"):
+                # XLA GPU's rename pass gives every instruction a ".0"-style suffix
+                # (sub.2 -> sub.2.0): the stem is its name before
+                stem = n.name[:-2]
+                if stem in renamed:
+                    dup.add(stem)
+                renamed[stem] = n.idx
     c = 0
     An = m.after.nodes
     for b in _live(m.before.nodes):
         if b.site is not None or m.b2a[b.idx] >= 0 or b.opcode == "parameter":
             continue
         y = by_name.get(b.name)
+        if y is None and b.name not in dup:
+            y = renamed.get(b.name)
+        if y is not None and An[y].alias >= 0 and b.opcode != "get-tuple-element":
+            continue
         if y is None or b.name in dup or m.a2b[y] >= 0:
             continue
         if _compatible(b, An[y]):
