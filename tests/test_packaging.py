@@ -24,7 +24,7 @@ def test_wheel_carries_the_grammar_and_parses(tmp_path):
     wheel = next(tmp_path.glob("hlodiff-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("hlodiff/grammar/hlo.lark", "hlodiff/diff/__init__.py",
-                   "hlodiff/render/__init__.py", "hlodiff/cli.py"):
+                   "hlodiff/render/__init__.py", "hlodiff/cli/__init__.py"):
         assert needed in names
     _, after = fixture_pair("attention")
     # import hlodiff from the wheel alone (a pure-Python wheel is importable as a zip),
