@@ -35,7 +35,9 @@ def modules() -> list[tuple[str, str]]:
     for pat, group in (("fixtures/memory/*/*/*after_optimizations.txt", "tuned"),
                        ("fixtures/cpu/*/*after_optimizations.txt", "held out"),
                        ("benchmarks/data/*/*after_optimizations.txt", "held out"),
-                       ("benchmarks/data/memzoo/*/*/*after_optimizations.txt", "held out")):
+                       ("benchmarks/data/memzoo/*/*/*after_optimizations.txt", "held out"),
+                       ("benchmarks/data/memzoo2/*/*/*after_optimizations.txt", "zoo2"),
+                       ("fixtures/versions/*/*/*after_optimizations.txt", "versions")):
         for f in sorted(glob.glob(str(ROOT / pat))):
             out.append((group, f))
     return out
@@ -56,7 +58,7 @@ def table() -> None:
         ratios.append((group, r))
         name = os.path.relpath(os.path.dirname(f), ROOT)
         print(f"| {group} | {name} | {xla} | {est.peak_bytes} | {r:.3f} | {est.peak_bytes_low} |")
-    for g in ("tuned", "held out"):
+    for g in ("tuned", "held out", "zoo2", "versions"):
         rs = sorted(r for gg, r in ratios if gg == g)
         if rs:
             ok = sum(1 for r in rs if abs(r - 1) <= 0.10)

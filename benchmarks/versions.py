@@ -6,7 +6,7 @@ fixtures/generate_versions.py; fixtures/versions holds the tuning set, benchmark
 the measurement set) and diffs every ordered pair old -> new of versions of each program in
 regression mode.
 
-**The truth.** Every kernel (see :func:`hlodiff.diff.regression.kernel_nodes`: top-level
+**The truth.** Every kernel (see :func:`hlodiff.diff.kernel_pairs.kernel_nodes`: top-level
 instructions that run, wrapper calls seen through) has a set of *truth keys*: for each
 instruction it holds that carries an op_name, (primitive, source line), where the
 primitive is the op_name's last component without its parameters
@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from hlodiff.diff import diff_modules  # noqa: E402
 from hlodiff.diff.normalize import canon_op_name, primitive  # noqa: E402
-from hlodiff.diff.regression import build_kernels  # noqa: E402
+from hlodiff.diff.kernel_pairs import build_kernels  # noqa: E402
 from hlodiff.diff.view import after_view  # noqa: E402
 from hlodiff.dumps.loader import load  # noqa: E402
 
@@ -176,6 +176,15 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+ROOTS = {  # what each data set is, for the RESULTS.md headings
+    "fixtures/versions": "the committed fixtures: programs and versions tuned on",
+    "benchmarks/data/versions5": "the tuned programs under five versions: every pair with "
+                                 "0.5.3 or 0.9.2 was never seen while tuning",
+    "benchmarks/data/versions": "programs never tuned on (fixtures/generate_versions.py "
+                                "--set measure)",
+    "benchmarks/data/gpt12v": "12-layer GPT step, benchmarks/gen_gpt.py --layers 12 --ln jit, "
+                              "never tuned on",
+}
 BEGIN, END = "<!-- versions:begin -->", "<!-- versions:end -->"
 
 
@@ -217,9 +226,8 @@ def write_results(path: Path, sections: list[tuple[Path, list[dict]]], seconds: 
             "pairs). The truth cannot tell layers of one Python loop apart (same op_names and "
             "lines): it can only catch a pair across different operations.", ""]
     for root, rows in sections:
-        tuned = "tuned on" if root.name == "versions" and root.parent.name == "fixtures" else \
-            "never tuned on"
-        body += [f"### {root} ({tuned})", "", table(rows), ""]
+        body += [f"### {root} ({ROOTS.get(str(root).rstrip('/'), 'never tuned on')})", "",
+                 table(rows), ""]
     body.append(END)
     text = path.read_text() if path.exists() else "# Benchmark results\n"
     if BEGIN in text and END in text:

@@ -34,12 +34,28 @@ def private_cache_dir(create: bool = True) -> Path | None:
         return None
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         return None
-    if st.st_mode & 0o077:
-        try:
+    if st.st_mode & 0o022:
+        return None  # others may write here (plant a file): not a cache we can trust
+    if st.st_mode & 0o077 and _only_ours(d):
+        try:  # an older hlodiff made it 0755: close it (never a directory holding other files)
             os.chmod(d, 0o700)
         except OSError:
-            return None
+            pass
     return d
+
+
+def is_cache_file(name: str) -> bool:
+    """Names hlodiff writes in its cache directory (and older versions wrote)."""
+    return (name.endswith((".hlom", ".pickle")) or (name.startswith(".") and name.endswith(".tmp"))
+            or (name.startswith("lalr-") and name.endswith((".msgpack", ".lark"))))
+
+
+def _only_ours(d: Path) -> bool:
+    try:
+        with os.scandir(d) as it:
+            return all(is_cache_file(e.name) for e in it)
+    except OSError:
+        return False
 
 
 def read_private_file(f: Path) -> bytes | None:

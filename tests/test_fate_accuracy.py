@@ -16,12 +16,16 @@ Rules of the comparison:
   its line of replacements (``PassTrace.chain``): e.g. a dot whose operand transposes
   algsimp folded into it, then fused, may be reported ``fused``.
 
+The named target (the fusion, survivor, constant or replacement the engine says now holds
+the value) must be one of the final module's instructions the oracle followed the value to
+(``PassTrace.destinations``). The rules live in ``hlodiff.diff.accuracy``, shared with
+``benchmarks/accuracy.py``, which measures the same on the zoo of ``benchmarks/zoo.py``.
+
 Run with ``-s`` to see the per-program table and every disagreement.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -31,6 +35,8 @@ from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
 
 CPU = Path(__file__).resolve().parent.parent / "fixtures" / "cpu"
 THRESHOLD = 0.95
+TARGET_FLOOR = 0.80  # named target, per program (the lowest measured: 81.5%)
+TARGET_OVERALL = 0.95  # named target over all programs (measured: 96.1%)
 
 
 def _programs_with_pass_dumps() -> list[str]:
@@ -57,67 +63,21 @@ def _after_file(before: Path) -> Path:
 
 
 def compare(program: str):
-    """(agree, total, disagreements, skipped, per-fate table) for one program."""
+    """The engine against the oracle on one fixture program (hlodiff.diff.accuracy)."""
     from hlodiff.diff import diff_modules
+    from hlodiff.diff.accuracy import compare as against_oracle
 
     d = CPU / program
     snaps = find_pass_dumps(d)
     before_path = find_before_file(snaps)
     before = hlodiff.load(before_path)
     after = hlodiff.load(_after_file(before_path))
-    oracle = trace(snaps, before)
-    result = diff_modules(before, after)
-
-    entry = before.entry_computation
-    agree, total, skipped = 0, 0, Counter()
-    disagreements: list[tuple[str, str, str, str, str, str]] = []
-    table: Counter = Counter()  # (oracle fate, engine fate) -> n
-    missing: list[str] = []
-    for name, f in oracle.fates.items():
-        if f.opcode == "parameter":
-            skipped["parameter"] += 1
-            continue
-        if f.computation == entry.name and name == entry.root and f.opcode == "tuple":
-            skipped["entry ROOT tuple"] += 1
-            continue
-        rec = result.fate_of(f.computation, name)
-        if rec is None:
-            missing.append(f"{f.computation}/{name}")
-            continue
-        if rec.fate not in {"kept", "fused", "folded", "merged", "rewritten", "inlined",
-                            "removed"}:
-            skipped[f"engine fate {rec.fate!r}"] += 1
-            continue
-        total += 1
-        table[(f.fate, rec.fate)] += 1
-        ok = rec.fate == f.fate
-        if not ok and f.was_inlined and rec.fate == "inlined":
-            ok = True
-        if not ok and f.fate == "rewritten" and rec.fate == oracle.final_fate(name):
-            ok = True
-        if ok:
-            agree += 1
-        else:
-            disagreements.append((f.computation, name, f.opcode, f"{f.fate}@{f.pass_name}",
-                                  rec.fate, rec.reason or ""))
-    return agree, total, disagreements, skipped, table, missing
+    return against_oracle(before, trace(snaps, before), diff_modules(before, after))
 
 
-def _report(program, agree, total, disagreements, skipped, table, missing) -> str:
-    lines = [f"== {program}: {agree}/{total} agree "
-             f"({(agree / total if total else 1.0):.1%}), threshold {THRESHOLD:.0%}"]
-    if skipped:
-        lines.append("   skipped: " + ", ".join(f"{k}: {v}" for k, v in sorted(skipped.items())))
-    if missing:
-        lines.append(f"   not reported by the engine ({len(missing)}): {' '.join(missing[:20])}")
-    lines.append("   oracle -> engine counts:")
-    for (o, e), n in sorted(table.items()):
-        lines.append(f"     {o:10} -> {e:10} {n:4}{'' if o == e else '  *'}")
-    if disagreements:
-        lines.append("   disagreements (computation, instruction, opcode, oracle, engine, reason):")
-        for c, n, op, o, e, r in disagreements:
-            lines.append(f"     {c:22} {n:30} {op:18} {o:32} {e:10} {r[:80]}")
-    return "\n".join(lines)
+def _report(program, c) -> str:
+    from hlodiff.diff.accuracy import report
+    return report(program, c, THRESHOLD)
 
 
 # Programs still below the threshold, with the measured agreement and why (see
@@ -135,11 +95,49 @@ def _param(program: str):
 
 @pytest.mark.parametrize("program", [_param(p) for p in PROGRAMS])
 def test_fates_agree_with_pass_dumps(program):
-    agree, total, disagreements, skipped, table, missing = compare(program)
-    report = _report(program, agree, total, disagreements, skipped, table, missing)
+    c = compare(program)
+    report = _report(program, c)
     print("\n" + report)
-    assert total > 0, report
-    assert agree / total >= THRESHOLD, report
+    assert c.total > 0, report
+    assert c.rate >= THRESHOLD, report
+    # where the engine names the after instruction holding the value, it is one the
+    # dumps show holding it (fusion copies count: a producer may live in several)
+    assert c.target_total > 0 and c.target_rate >= TARGET_FLOOR, report
+
+
+@pytest.mark.slow
+def test_named_targets_over_all_programs():
+    agree = total = 0
+    for p in PROGRAMS:
+        c = compare(p)
+        agree, total = agree + c.target_agree, total + c.target_total
+    assert total > 1000 and agree / total >= TARGET_OVERALL, f"{agree}/{total}"
+
+
+def test_readme_mlp_dots_agree_with_passes():
+    """The README's MLP: transpose(dot(a, b)) became dot(b, a); the diff names the new dot,
+    the same one ``hlodiff passes`` follows the value to."""
+    from hlodiff.diff import diff_modules
+
+    d = CPU / "mlp_step"
+    snaps = find_pass_dumps(d)
+    bp = find_before_file(snaps)
+    before = hlodiff.load(bp)
+    oracle = trace(snaps, before)
+    result = diff_modules(before, hlodiff.load(_after_file(bp)))
+    checked = 0
+    for name, f in oracle.fates.items():
+        if f.opcode != "dot":
+            continue
+        rec = result.fate_of(f.computation, name)
+        assert rec is not None and rec.fate != "uncertain"
+        want = oracle.destinations(name)
+        got = rec.fusion if rec.fate == "fused" else (rec.fusion or rec.after)
+        assert got in want, (name, rec.fate, got, want, rec.reason)
+        if f.fate == "rewritten":
+            assert rec.fate == "rewritten" and "simplified away" not in rec.reason
+            checked += 1
+    assert checked >= 3  # the three weight-gradient dots
 
 
 def test_there_are_programs_to_check():
@@ -148,4 +146,4 @@ def test_there_are_programs_to_check():
 
 if __name__ == "__main__":  # python tests/test_fate_accuracy.py: the table for every program
     for prog in PROGRAMS:
-        print(_report(prog, *compare(prog)))
+        print(_report(prog, compare(prog)))

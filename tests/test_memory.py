@@ -228,3 +228,46 @@ ENTRY %main (p: f32[4]) -> f32[4] {
 """
     m = parse_module(text)
     assert user_source(m, m.entry_computation["n"]) == "/home/me/train.py:42"
+
+
+def test_hostile_memory_files_are_bounded(tmp_path):
+    src = MEM / "cpu" / "mlp_b64"
+    for p in src.iterdir():
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    lr = next(tmp_path.glob("*-live-range.txt"))
+    lr.write_text(lr.read_text().replace("HloLiveRange (max ", "HloLiveRange (max 99999999999")
+                  .replace("x.1{}:0-", "x.1{}:0-99999999999"))
+    out = _json(["memory", tmp_path, "--format", "json"])
+    assert out["peak_bytes"] == _xla_total(src)
+    assert len(out["timeline"]["bytes"]) < 1000
+
+
+def _ba_total(path: Path) -> int:
+    text = next(path.parent.glob(path.name[:-4] + "-buffer-assignment.txt")).read_text()
+    return sum(int(m) for m in re.findall(r"^allocation \d+: size (\d+)", text, re.M))
+
+
+def test_jax_upgrade_pair_peaks_exact_from_buffer_assignment():
+    v = ROOT / "fixtures" / "versions" / "gpt2_step"
+    if not v.is_dir():
+        pytest.skip("no version fixtures")
+    old, new = _after(v / "0.4.30"), _after(v / "0.10.2")
+    out = _json([old, new, "--format", "json"])
+    mem = out["memory"]
+    assert mem["before"]["peak_bytes"] == _ba_total(old)
+    assert mem["after"]["peak_bytes"] == _ba_total(new)
+    assert not mem["before"]["estimated"] and not mem["after"]["estimated"]
+    assert mem["growth_by_source"] or mem["growth_by_op_name"]
+    one = _json(["memory", new, "--format", "json"])
+    assert one["peak_bytes"] == _ba_total(new) and one["live_set_estimated"] is True
+    assert one["live_at_peak"]
+
+
+def test_diff_html_draws_both_curves(tmp_path):
+    a, b = _after(MEM / "gpu" / "gpt_noremat"), _after(MEM / "gpu" / "gpt_remat")
+    out = tmp_path / "d.html"
+    assert _run([a, b, "--format", "html", "-o", out]).exit_code == 0
+    page = out.read_text()
+    sec = page[page.index("<section id='memory'>"):]
+    sec = sec[:sec.index("</section>")]
+    assert sec.count("<polyline") == 2 and "before peak" in sec and "after peak" in sec

@@ -125,6 +125,7 @@ def test_cli_changelog_text_json_and_gate(tmp_path):
     assert r.exit_code == 0, r.output
     assert "Changelog" in r.output and "Added" not in r.output
     assert "× dot → library dot fusion" in r.output
+    assert "FLOPs" in r.output and "peak memory" in r.output  # gpu and memory helpers' figures
     r = CliRunner().invoke(main, [old, new, "--format", "json"])
     j = json.loads(r.output)
     assert j["regression"]["groups"] and j["regression"]["kernels"]
@@ -159,3 +160,13 @@ def test_op_name_and_source_normalization():
                        hlodiff.load(after("mlp_step", "0.10.2")), mode="regression")
     lines = {ln for r in res.regression["kernels"] for ln in r["lines"] + r.get("lines_after", [])}
     assert lines and all(ln.startswith("generate.py:") for ln in lines)
+
+
+def test_ci_recipe_relative_gates():
+    """The README's CI recipe: relative gates on kernels and peak memory across versions."""
+    old, new = str(after("mlp_step", "0.4.30")), str(after("mlp_step", "0.10.2"))
+    gate = "kernels>+5%,peak_bytes>+5%,layout_changes>0"
+    r = CliRunner().invoke(main, [old, new, "--fail-on", gate])
+    assert r.exit_code == 0, r.output  # 33 -> 30 kernels
+    r = CliRunner().invoke(main, [new, old, "--fail-on", gate])
+    assert r.exit_code == 1 and "kernels" in r.output  # 30 -> 33 kernels: +10%

@@ -71,6 +71,7 @@ class MemoryReport:
     sequence: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
     remat: dict | None = None  # analysis/remat.py: jax.checkpoint recomputation, if any
+    live_set_estimated: bool = False  # XLA's total, but no live-range file: moment simulated
 
     def to_json(self, top: int = 20) -> dict:
         return {
@@ -78,6 +79,7 @@ class MemoryReport:
             "peak_by_space": dict(self.peak_by_space),
             "live_range_peak_bytes": self.live_range_peak_bytes,
             "peak_bytes_low": self.peak_bytes_low,
+            "live_set_estimated": self.live_set_estimated,
             "peak_time": self.peak_time, "peak_instruction": self.peak_instruction,
             "by_kind": dict(self.by_kind),
             "donated": list(self.donated),
@@ -175,7 +177,9 @@ def _timeline_from_files(mf: MemoryFiles) -> list[int]:
     if ba is None or lr is None or not lr.ranges:
         return []
     fixed = sum(a.size for a in ba.allocations if a.kind not in ("temp", "thread-local"))
-    n = max(lr.max_time, max((e for _s, e in lr.ranges.values()), default=0)) + 1
+    n = len(lr.sequence) + 1  # steps of the schedule; ranges beyond it are clamped (a hostile
+    if n <= 1:                # "max 10**12" must not size a list)
+        return []
     slots: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
     for a in ba.allocations:
         if a.kind != "temp":
@@ -183,7 +187,8 @@ def _timeline_from_files(mf: MemoryFiles) -> list[int]:
         for v in a.values:
             r = lr.ranges.get(v.key)
             if r:
-                slots.setdefault((a.index, v.offset), []).append((r[0], r[1], v.size))
+                lo, hi = min(max(r[0], 0), n - 1), min(max(r[1], 0), n - 1)
+                slots.setdefault((a.index, v.offset), []).append((lo, hi, v.size))
     delta = [0] * (n + 1)
     for ranges in slots.values():
         ranges.sort()
@@ -250,11 +255,14 @@ def _memory_report(module: Module, files: MemoryFiles | None) -> MemoryReport:
                                             v.shape.split("{")[0] if v else None,
                                             a.index if a else None))
         rep.timeline = _timeline_from_files(mf)
-    elif ba:  # no live ranges: the largest values of the allocations stand in
-        for a in ba.allocations:
-            for v in a.values:
-                rep.live_at_peak.append(_buffer(idx, v.key, v.size, a.kind,
-                                                v.shape.split("{")[0], a.index))
+    elif ba and module.attributes.get("is_scheduled") == "true":
+        # no live ranges (older XLA, or the file is missing): the peak is XLA's, the moment
+        # and the live set come from the simulation and are marked estimated
+        sim = _estimated(module, idx)
+        rep.live_at_peak, rep.timeline = sim.live_at_peak, sim.timeline
+        rep.peak_time, rep.peak_instruction = sim.peak_time, sim.peak_instruction
+        rep.sequence = sim.sequence
+        rep.live_set_estimated = True
     rep.live_at_peak.sort(key=lambda b: (-b.bytes, b.value))
     rep.by_source, rep.by_op_name = _group(rep.live_at_peak)
     return rep

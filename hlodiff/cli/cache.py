@@ -22,7 +22,7 @@ def cache() -> None:
 @handle_errors
 def info() -> None:
     """Where the cache is, how many entries it holds and how big it is."""
-    from ..dumps.cache import entries, max_bytes
+    from ..dumps.cache import SUFFIX, entries, max_bytes
     from ..userdirs import cache_dir, private_cache_dir
 
     d = private_cache_dir(create=False)
@@ -33,8 +33,9 @@ def info() -> None:
         return
     files = entries(d)
     size = sum(st.st_size for _, st in files)
+    models = sum(1 for f, _ in files if f.name.endswith(SUFFIX))
     click.echo(f"cache: {where}")
-    click.echo(f"entries: {len(files)}, {size / 2**20:.1f} MB")
+    click.echo(f"parsed modules: {models}; {len(files)} files, {size / 2**20:.1f} MB in all")
     click.echo(f"limit: {max_bytes() / 2**20:.0f} MB (HLODIFF_CACHE_MAX_MB)")
 
 
@@ -45,4 +46,4 @@ def clear() -> None:
     from ..dumps.cache import clear as clear_cache
 
     n, size = clear_cache()
-    click.echo(f"removed {n} entries, {size / 2**20:.1f} MB")
+    click.echo(f"removed {n} files, {size / 2**20:.1f} MB")

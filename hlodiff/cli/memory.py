@@ -60,6 +60,12 @@ def memory(path, module_name, fmt, output, top, estimate, no_cache):
     if fmt == "html" and not output:
         raise click.UsageError("--format html needs -o FILE")
     module_path = resolve_optimized(path, module_name)
+    from ..dumps.memfiles import memory_file_paths
+    from ..outputs import check_not_input
+
+    inputs = [module_path, *map(str, memory_file_paths(module_path).values())]
+    if output:
+        check_not_input(output, inputs)
     module = load(module_path, cache=not no_cache)
     files = MemoryFiles() if estimate else load_memory_files(module_path)
     if not files.present and module.attributes.get("is_scheduled") != "true":
@@ -76,4 +82,4 @@ def memory(path, module_name, fmt, output, top, estimate, no_cache):
         from ..report.memory import render_memory_text
 
         text = render_memory_text(rep, top=max(top, 1))
-    _write(output, text)
+    _write(output, text, inputs, plain=fmt == "text")

@@ -88,6 +88,7 @@ def _instruction(trace, name: str, fmt: str) -> None:
             "instruction": name, "computation": info.computation, "opcode": info.opcode,
             "fate": info.fate, "pass": info.pass_name, "pass_index": info.pass_index,
             "fusion": info.fusion, "into": info.into,
+            "destination": trace.destination(name), "destinations": trace.destinations(name),
             "chain": [{"fate": f, "pass": p, "into": i} for f, p, i in chain],
             "history": [{"index": i, "pass": p, "event": e} for i, p, e in info.history]},
             indent=1))
@@ -97,6 +98,11 @@ def _instruction(trace, name: str, fmt: str) -> None:
                   if info.pass_name and info.pass_index is not None else ""))
     if info.fusion:
         echo_safe(f"  now inside fusion {info.fusion}")
+    dests = trace.destinations(name)
+    if dests:
+        echo_safe("  its value is in (final module): " + ", ".join(dests))
+    elif info.fate != "kept":
+        echo_safe("  its value is in no instruction of the final module")
     for index, pass_name, event in info.history:
         echo_safe(f"  {index:04d} {pass_name}: {event}")
     if len(chain) > 1:

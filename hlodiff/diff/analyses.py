@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from . import partition  # gpu helper: SPMD shard relation
 from .match import Matching
 from .result import Added, FusionInfo, InstructionFate, LayoutChange
 from .view import Node, View
@@ -44,6 +45,8 @@ def fusions(m: Matching, fates: list[InstructionFate]) -> list[FusionInfo]:
     for f in fates:
         if f.fusion and f.fate in ("fused", "merged", "rewritten"):
             held[f.fusion].append(f)
+            for other in f.also_in:  # fusion copied it into these kernels too
+                held[other].append(f)
     bnode = {}
     for n in B.nodes:
         bnode.setdefault((n.comp, n.name), n)
@@ -76,16 +79,36 @@ def fusions(m: Matching, fates: list[InstructionFate]) -> list[FusionInfo]:
     return out
 
 
-def _added_reason(n: Node) -> str:
+def layout_copy(view: View, n: Node) -> tuple[str, str] | None:
+    """(from, to) layouts when ``n`` is a copy that changes its operand's layout, else None
+    (a copy between equal layouts is copy insertion's: buffers that must not alias)."""
+    if n.opcode != "copy" or not n.inst.operands:
+        return None
+    comp = view.module.by_name.get(n.comp)
+    src = comp.by_name.get(n.inst.operands[0]) if comp is not None else None
+    if src is None or src.shape.is_tuple or n.inst.shape.is_tuple:
+        return None
+    lf, lt = src.shape.layout, n.inst.shape.layout
+    if lf is None or lt is None or lf == lt:
+        return None
+    return str(lf), str(lt)
+
+
+def _added_reason(n: Node, view: View | None = None) -> str:
     op = n.opcode
     if op == "copy":
-        return "copy for a layout change or copy insertion"
+        if view is not None and layout_copy(view, n) is not None:
+            return "copy for a layout change (counted in layout changes)"
+        return "copy inserted to keep buffers apart (copy insertion)"
     if op == "transpose":
         return "transpose for a layout change"
     if op == "bitcast":
         return "bitcast: a free reshape/transpose under the chosen layout"
     if op == "custom-call":
         return f"library call {n.inst.custom_call_target or ''}".strip()
+    coll = partition.collective_reason(n.inst)  # gpu helper: collectives
+    if coll:
+        return coll
     if op.endswith("-start") or op.endswith("-done") or op.endswith("-update"):
         return "async pair"
     if op == "constant":
@@ -110,7 +133,7 @@ def added(m: Matching) -> list[Added]:
                 continue
         elif n.opcode == "constant" and n.fp in bfps:
             continue
-        out.append(Added(n.name, n.comp, n.opcode, n.inst.shape.text, _added_reason(n)))
+        out.append(Added(n.name, n.comp, n.opcode, n.inst.shape.text, _added_reason(n, A)))
     order = {"copy": 0, "transpose": 0, "custom-call": 1, "constant": 3, "bitcast": 4,
              "get-tuple-element": 5, "tuple": 5}
     out.sort(key=lambda a: order.get(a.opcode, 2))
@@ -122,7 +145,7 @@ def layouts(m: Matching) -> list[LayoutChange]:
     out = []
     eb = B.module.attributes.get("entry_computation_layout")
     ea = A.module.attributes.get("entry_computation_layout")
-    if eb and ea and eb != ea:
+    if eb and ea and eb != ea and not partition.same_entry_layouts(eb, ea):  # gpu: shards
         out.append(LayoutChange("ENTRY", None, A.module.entry, eb, ea))
     for b in B.nodes:
         y = m.b2a[b.idx]
@@ -136,6 +159,11 @@ def layouts(m: Matching) -> list[LayoutChange]:
             continue
         if sb.layout != sa.layout and sb.rank > 1:
             out.append(LayoutChange(a.name, b.name, a.comp, str(sb.layout), str(sa.layout)))
+    for a in A.nodes:  # copies optimization added to change a layout: listed under Added too
+        if a.opcode == "copy" and a.top and a.fusion < 0 and m.a2b[a.idx] < 0:
+            lc = layout_copy(A, a)
+            if lc is not None:
+                out.append(LayoutChange(a.name, None, a.comp, lc[0], lc[1]))
     return out
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from . import duplicates, partition  # partition: SPMD shard relation
+from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
 from .view import Node, View
@@ -153,6 +155,26 @@ def _call_result(nodes: list[Node], n: Node) -> bool:
         nodes[n.raw_operands[0]].opcode == "call"
 
 
+def _inliner_before_dce(after) -> bool:
+    """Whether the compiler inlined calls before any dead-code elimination ran. XLA's GPU
+    pipeline and SPMD-partitioned programs inline calls first (pre-spmd-partitioner /
+    spmd-partitioner pipelines); the call inliner copies only what a callee's root needs,
+    so dead code in callees, and dead get-tuple-elements of calls, go with the inlining.
+    The CPU pipeline of an unpartitioned program runs DCE first (sharding-removal)."""
+    v = str(after.attributes.get("num_partitions", "1"))
+    if v.isdigit() and int(v) > 1:
+        return True
+    for c in after.computations:
+        for i in c.instructions:
+            bc = i.attrs.get("backend_config")
+            if bc and "operation_queue_id" in str(bc):
+                return True
+            t = i.custom_call_target or ""
+            if t.startswith(("__cublas", "__cudnn", "__triton")):
+                return True
+    return False
+
+
 class FateBuilder:
     def __init__(self, m: Matching):
         self.m = m
@@ -173,7 +195,11 @@ class FateBuilder:
         if gone:
             self.survivor = cse_survivors(m, gone | self.recip)
         self.borrowed = self._borrowed()
+        # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
+        self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.upcast = self._upcast()
+        self.dot_t, self.dot_ties = transposed_dots(m)
+        self.inline_first = _inliner_before_dce(self.A.module)
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -270,8 +296,16 @@ class FateBuilder:
         for ctl, role, comp, _root, _params in B.bodies:
             w = nodes[ctl]
             y = m.b2a[ctl]
-            if w.opcode != "while" or y < 0:
+            if w.opcode != "while":
                 continue
+            if y < 0:
+                y = self._loop_partner(w)
+                if y < 0:
+                    continue
+            if A.nodes[y].opcode != "while":  # e.g. the CPU's small-while-loop hoisting
+                y = A.resolve(y)              # wraps the loop in a call: see through it
+                if A.nodes[y].opcode != "while":
+                    continue
             new = A.nodes[y].inst.called.get(role)
             if not new or comp in new:
                 continue
@@ -298,6 +332,50 @@ class FateBuilder:
         out = {i: changed[nodes[i].ctx] for i in dep if nodes[i].opcode != "parameter"}
         out.update(inits)
         return out
+
+    def _reassociated(self, b: Node) -> bool:
+        """b is a constant operand of a chain ``(x op c1) op c2`` (op: multiply or add):
+        algsimp regroups it as ``x op (c1 op c2)`` and constant folding evaluates the
+        constant part, consuming both literals."""
+        B, cv = self.B, self.cv_b
+        if not cv[b.idx]:
+            return False
+        srcs = [b.idx] + [u for u in b.users if B.nodes[u].opcode == "broadcast"]
+        for u in (u for x in srcs for u in B.nodes[x].users):
+            un = B.nodes[u]
+            if un.opcode not in ("multiply", "add") or len(un.operands) != 2:
+                continue
+            other = un.operands[1] if un.operands[0] == b.idx else un.operands[0]
+            on = B.nodes[other]
+            if cv[other]:
+                continue
+            if on.opcode == un.opcode and any(cv[o] for o in on.operands):
+                return True  # (x op c1) op b
+            for w in un.users:
+                wn = B.nodes[w]
+                if wn.opcode == un.opcode and any(cv[o] and o != u for o in wn.operands):
+                    return True  # (x op b) op c2
+        return False
+
+    def _sharded_tuple(self, b: Node, a: Node) -> bool:
+        """A tuple of a partitioned program whose elements are the same or shards of the
+        before's (the per-device program's root tuple, say): not rebuilt."""
+        sb, sa = b.inst.shape, a.inst.shape
+        if self.nparts <= 1 or not sb.is_tuple or not sa.is_tuple:
+            return False
+        lb, la = list(sb.leaves()), list(sa.leaves())
+        return len(lb) == len(la) and all(
+            x.dims_text == y.dims_text or partition.shard_ways(x, y, self.nparts) > 0
+            for x, y in zip(lb, la))
+
+    def _loop_partner(self, w: Node) -> int:
+        """The after while of an unmatched before while: the only after while with its
+        op_name that no other before instruction claims but its own init tuple."""
+        A, m = self.A, self.m
+        init = w.raw_operands[0] if w.raw_operands else -1
+        cands = [x.idx for x in A.nodes if x.opcode == "while" and x.op_name == w.op_name
+                 and m.a2b[x.idx] in (-1, init)]
+        return cands[0] if len(cands) == 1 else -1
 
     def _vanished(self) -> set[int]:
         """Constant-valued nodes (constants, their broadcasts) whose every user is simplified
@@ -377,6 +455,23 @@ class FateBuilder:
         """The after node that now does b's job: a see-through op at b's place, else the
         partner of b's nearest matched user."""
         A, m = self.A, self.m
+        # forwarded value: a user's partner reads the partner of one of b's operands
+        # directly (an identity removed, a get-tuple-element forwarded): that holds b's value
+        for u in b.users:
+            y = m.b2a[u]
+            if y < 0:
+                continue
+            uops = A.nodes[y].operands
+            todo, seen = list(b.operands), 0
+            while todo and seen < 8:  # through operands algsimp removed as well
+                o = todo.pop(0)
+                seen += 1
+                yo = m.b2a[o]
+                if yo >= 0:
+                    if yo in uops and A.nodes[yo].mdims == b.mdims:
+                        return A.nodes[yo]
+                elif not self.cv_b[o]:
+                    todo.extend(self.B.nodes[o].operands)
         for u in b.users:
             y = m.b2a[u]
             if y < 0:
@@ -397,6 +492,10 @@ class FateBuilder:
         f = InstructionFate(before=b.name, computation=b.comp, fate="removed",
                             opcode=b.opcode, op_name=b.op_name,
                             source=B.location(b), call_site=b.site)
+        if m.how.get(b.idx) == "identical":  # the same program on both sides
+            f.fate, f.reason = "kept", "unchanged (the modules hold the same program)"
+            self._set_after(f, A.nodes[m.b2a[b.idx]])
+            return f
         if self.untraced[b.idx] and b.opcode not in ("parameter", "call") and \
                 (self.live[b.idx] or b.opcode != "get-tuple-element"):
             f.fate = "inlined"
@@ -404,6 +503,21 @@ class FateBuilder:
             y = m.b2a[b.idx]
             if y >= 0:
                 self._set_after(f, A.nodes[y])
+            return f
+        x = self.dot_t.get(b.idx)
+        if x is not None and x < 0 and self.live[b.idx]:
+            f.fate = "uncertain"
+            f.candidates = [A.nodes[c].name for c in self.dot_ties.get(b.idx, ())]
+            f.reason = ("transpose(dot(a, b)) rebuilt as dot(b, a) by algebraic simplification; "
+                        "several new dots read the same values: " + ", ".join(f.candidates))
+            return f
+        if x is not None and self.live[b.idx]:
+            a = A.nodes[x]
+            f.fate = "rewritten"
+            self._set_after(f, a)
+            f.reason = (f"transpose(dot(a, b)) rebuilt as one {a.name} = dot(b, a) by algebraic "
+                        f"simplification: the {'transpose is' if b.opcode == 'transpose' else 'dot lives on as'} "
+                        f"{'folded into ' + a.name if b.opcode == 'transpose' else a.name}")
             return f
         loop = self.rebuilt.get(b.idx)
         if loop is not None and b.opcode not in ("parameter", "call") and self.live[b.idx]:
@@ -480,12 +594,24 @@ class FateBuilder:
             f.reason = f"identical to {sb.name} (CSE)"
             return f
         y = m.b2a[b.idx]
+        if b.opcode == "constant" and self.live[b.idx] and \
+                (y < 0 or A.nodes[y].inst.literal != b.inst.literal) and self._reassociated(b):
+            # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
+            # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
+            # after is not this one)
+            nc = self._new_constant(b)
+            f.fate, f.after = "folded", nc
+            f.reason = ("regrouped with another constant by algebraic simplification and "
+                        "evaluated by constant folding" + (f" into {nc}" if nc else ""))
+            return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
             same_dims = a.dims == b.dims or _upcast_only(b.dims, a.dims)
+            part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
+            same_dims = same_dims or part is not None or self._sharded_tuple(b, a)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
             moved = a.opcode == b.opcode and not same_dims and b.opcode in _ELEMENTWISE \
@@ -516,19 +642,25 @@ class FateBuilder:
                     f.reason += f" inside {f.fusion_kind} fusion"
             elif a.fusion >= 0:
                 f.fate = "fused"
-                f.reason = f"computed inside {f.fusion_kind} fusion"
+                f.reason = f"computed inside {f.fusion_kind} fusion" + (f"; {part}" if part else "")
             elif self._recreated(b, a):
                 f.fate = "rewritten"
                 f.reason = (f"{b.opcode} re-created as {a.name} (a pass rebuilt it, e.g. "
                             "algsimp folding operand transposes/reshapes into it)")
             else:
                 f.fate = "kept"
-                f.reason = "unchanged" if b.dims == a.dims else f"shape {b.dims} -> {a.dims}"
+                f.reason = "unchanged" if b.dims == a.dims else (part or f"shape {b.dims} -> {a.dims}")
                 lb, la = b.inst.shape.layout, a.inst.shape.layout
                 if lb is not None and la is not None and lb != la:
                     f.reason = f"layout {lb} -> {la}"
             return f
         if not self.live[b.idx]:
+            if self.inline_first and b.opcode not in ("parameter", "call") and \
+                    b.site is not None:
+                f.fate = "inlined"
+                f.reason = ("dead code of an inlined call: the call inliner, which runs "
+                            "before dead-code elimination here, copies only what is used")
+                return f
             if b.opcode == "tuple" and any(self.live[u] for u in self._tuple_users().get(b.idx, ())):
                 # its elements are read through get-tuple-elements: algsimp forwards them
                 f.fate, f.reason = "rewritten", "tuple plumbing simplified away (get-tuple-element forwarded)"
@@ -644,4 +776,6 @@ class FateBuilder:
         f.fusion, f.fusion_kind = self.where(a)
 
     def all(self) -> list[InstructionFate]:
-        return [self.fate(b) for b in self.B.nodes]
+        out = [self.fate(b) for b in self.B.nodes]
+        duplicates.annotate(self.m, out)
+        return out

@@ -26,7 +26,8 @@ _REL = re.compile(r"^([-+])\s*([0-9]*\.?[0-9]+)\s*%$")
 KNOWN = frozenset(FATES + REGRESSION_FATES + (
     "only_after", "fusions", "added", "layout_changes", "kernels_before", "kernels_after",
     "bytes_before", "bytes_after", "kernels", "bytes", "peak_bytes", "peak_bytes_before",
-    "peak_bytes_after"))
+    "peak_bytes_after",
+    "collective_bytes", "collective_bytes_before", "collectives", "partitioned"))  # devices.py
 
 
 class GateError(ValueError):

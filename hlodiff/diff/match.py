@@ -17,6 +17,8 @@ all pairs, so the cascade is near-linear in module size.
 
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 
 from .view import Node, View
@@ -97,18 +99,34 @@ def _names(m: Matching) -> int:
     a module and never reused): a top-level after node named like a before node outside
     an inlined call is that node, when opcode and shape agree."""
     by_name: dict[str, int] = {}
+    renamed: dict[str, int] = {}
     dup: set[str] = set()
-    for n in _live(m.after.nodes):
+    for n in m.after.nodes:
+        # live nodes, and get-tuple-elements the view sees through: one that kept its name
+        # while its tuple producer changed (an optimization barrier removed) is still it
+        if n.alias >= 0 and n.opcode != "get-tuple-element":
+            continue
         if n.fusion < 0 and n.opcode != "parameter":
             if n.name in by_name:
                 dup.add(n.name)
             by_name[n.name] = n.idx
+            if n.name.endswith(".0"):
+                # XLA GPU's rename pass gives every instruction a ".0"-style suffix
+                # (sub.2 -> sub.2.0): the stem is its name before
+                stem = n.name[:-2]
+                if stem in renamed:
+                    dup.add(stem)
+                renamed[stem] = n.idx
     c = 0
     An = m.after.nodes
     for b in _live(m.before.nodes):
         if b.site is not None or m.b2a[b.idx] >= 0 or b.opcode == "parameter":
             continue
         y = by_name.get(b.name)
+        if y is None and b.name not in dup:
+            y = renamed.get(b.name)
+        if y is not None and An[y].alias >= 0 and b.opcode != "get-tuple-element":
+            continue
         if y is None or b.name in dup or m.a2b[y] >= 0:
             continue
         if _compatible(b, An[y]):
@@ -344,10 +362,64 @@ def _duplicates(m: Matching) -> int:
     return c
 
 
+def same_program(a, b) -> bool:
+    """Two modules with the same computations holding the same instructions (names,
+    opcodes, shapes with layouts, operands, called computations): nothing was rewritten.
+    XLA never reuses a name for another instruction, so these are the same instructions."""
+    ca, cb = a.computations, b.computations
+    if len(ca) != len(cb) or a.entry != b.entry:
+        return False
+    for x, y in zip(ca, cb):
+        if x.name != y.name or len(x.instructions) != len(y.instructions):
+            return False
+        for i, j in zip(x.instructions, y.instructions):
+            if i.name != j.name or i.opcode != j.opcode or i.operands != j.operands or \
+                    i.calls != j.calls or str(i.shape) != str(j.shape):
+                return False
+    return True
+
+
+def _identical(m: Matching) -> bool:
+    """Pair node by node when both views were built from the same program."""
+    B, A = m.before.nodes, m.after.nodes
+    if len(B) != len(A):
+        return False
+    for b, a in zip(B, A):
+        if b.name != a.name or b.comp != a.comp or b.opcode != a.opcode or \
+                b.operands != a.operands:
+            return False
+    for b in B:
+        m.pair(b.idx, b.idx, "identical")
+    return True
+
+
+_DIMS_RE = re.compile(r"\[([^\]]*)\]")
+
+
+def _rank_only(dims: str) -> str:
+    return _DIMS_RE.sub(lambda x: f"[r{x.group(1).count(',') + 1 if x.group(1) else 0}]", dims)
+
+
+def _partitioned(m: Matching) -> None:
+    """An SPMD-partitioned after module (``num_partitions`` > 1) computes per-device shards:
+    its shapes are not the before module's. Matching then compares element type and rank
+    only (metadata, operands and structure still decide)."""
+    mods = [v.module for v in (m.before, m.after)]
+    if not any(str(x.attributes.get("num_partitions", "1")).isdigit() and
+               int(str(x.attributes.get("num_partitions", "1"))) > 1 for x in mods):
+        return
+    for view in (m.before, m.after):
+        for n in view.nodes:
+            n.mdims = _rank_only(n.mdims)
+
+
 def match(before: View, after: View, cse_skip=None) -> Matching:
     """Run the cascade. ``cse_skip(m)`` returns before nodes the rewrite step must leave open
     (merged by CSE or folded), computed from the pairs found so far."""
     m = Matching(before, after)
+    if _identical(m):
+        return m
+    _partitioned(m)
     _seed(m)
     _names(m)
     _unique_buckets(m, _meta_key, "metadata")

@@ -1,5 +1,6 @@
-"""Memory in a diff: the peak before and after, what grew at the peak by source line and by
-kernel, which buffers are new at the peak, and whether the peak moved.
+"""Memory in a diff: the peak before and after, what grew at the peak by source line, op_name
+and kernel (by name: kernels of two compilations of one program mostly keep their names),
+which buffers are new at the peak, and whether the peak moved.
 
 Regression mode (two optimized modules) compares both peaks; they are exact where XLA's
 memory files lie beside the module files, estimated (and marked so) where not. Optimization
@@ -14,6 +15,7 @@ from collections import Counter
 from ..analysis.memory import MemoryReport, memory_report
 from ..dumps.memfiles import load_memory_files
 from ..hlo.model import Module
+from .normalize import canon_op_name  # regress (issue 12)
 
 
 def module_memory(module: Module) -> MemoryReport | None:
@@ -30,15 +32,30 @@ def _side(rep: MemoryReport) -> dict:
         b = next((x for x in rep.live_at_peak if x.instruction == rep.peak_instruction), None)
         peak = {"instruction": rep.peak_instruction, "step": rep.peak_time,
                 "fraction": round((rep.peak_time or 0) / n, 3),
-                "source": b.source if b else None, "op_name": b.op_name if b else None}
+                "source": b.source if b else None, "op_name": b.op_name if b else None,
+                "simulated": rep.estimated or rep.live_set_estimated}
     return {"peak_bytes": rep.peak_bytes, "estimated": rep.estimated,
             "live_range_peak_bytes": rep.live_range_peak_bytes, "by_kind": dict(rep.by_kind),
             "peak_at": peak, "live_at_peak": [b.to_json() for b in rep.live_at_peak[:10]],
-            "remat": rep.remat}
+            "remat": rep.remat,
+            "timeline": _thin(rep.timeline, 400)}
+
+
+def _thin(values: list[int], most: int) -> list[list[int]]:
+    """[step, bytes] pairs, at most ``most``, each the largest of its stretch of steps."""
+    n = len(values)
+    if n <= most:
+        return [[t, v] for t, v in enumerate(values)]
+    out = []
+    for k in range(most):
+        lo, hi = k * n // most, max((k + 1) * n // most, k * n // most + 1)
+        t = max(range(lo, min(hi, n)), key=values.__getitem__)
+        out.append([t, values[t]])
+    return out
 
 
 def _key(b) -> tuple:
-    return (b.source, b.op_name, b.shape, b.kind)
+    return (b.source, canon_op_name(b.op_name), b.shape, b.kind)
 
 
 def compare_memory(before: MemoryReport, after: MemoryReport, top: int = 15) -> dict:
@@ -50,13 +67,22 @@ def compare_memory(before: MemoryReport, after: MemoryReport, top: int = 15) -> 
     growth = [g for g in growth if g["change"]]
     growth.sort(key=lambda g: (-abs(g["change"]), g["source"]))
     kb, ka = Counter(), Counter()
+    # op_names in one form across JAX versions (regress, issue 12: diff/normalize.py)
     for b in before.live_at_peak:
-        kb[b.op_name or b.instruction] += b.bytes
+        kb[canon_op_name(b.op_name) or b.instruction] += b.bytes
     for b in after.live_at_peak:
-        ka[b.op_name or b.instruction] += b.bytes
+        ka[canon_op_name(b.op_name) or b.instruction] += b.bytes
     by_op = [{"op_name": k, "before": kb[k], "after": ka[k], "change": ka[k] - kb[k]}
              for k in set(kb) | set(ka) if ka[k] != kb[k]]
     by_op.sort(key=lambda g: (-abs(g["change"]), g["op_name"]))
+    gb, ga = Counter(), Counter()
+    for b in before.live_at_peak:
+        gb[b.kernel or b.instruction] += b.bytes
+    for b in after.live_at_peak:
+        ga[b.kernel or b.instruction] += b.bytes
+    by_kernel = [{"kernel": k, "before": gb[k], "after": ga[k], "change": ga[k] - gb[k]}
+                 for k in set(gb) | set(ga) if ga[k] != gb[k]]
+    by_kernel.sort(key=lambda g: (-abs(g["change"]), g["kernel"]))
     have = Counter(_key(b) for b in before.live_at_peak)
     new = []
     for b in after.live_at_peak:
@@ -73,6 +99,7 @@ def compare_memory(before: MemoryReport, after: MemoryReport, top: int = 15) -> 
             or abs(pb["fraction"] - pa["fraction"]) > 0.25
     return {"before": sb, "after": sa, "change_bytes": after.peak_bytes - before.peak_bytes,
             "growth_by_source": growth[:top], "growth_by_op_name": by_op[:top],
+            "growth_by_kernel": by_kernel[:top],
             "new_at_peak": new[:top], "peak_moved": moved}
 
 
@@ -86,7 +113,7 @@ def memory_section(before: Module, after: Module, mode: str) -> dict | None:
         if rb is not None:
             return compare_memory(rb, ra)
     return {"before": None, "after": _side(ra), "change_bytes": None, "growth_by_source": [],
-            "growth_by_op_name": [], "new_at_peak": [], "peak_moved": None,
+            "growth_by_op_name": [], "growth_by_kernel": [], "new_at_peak": [], "peak_moved": None,
             "note": "the unoptimized module has no buffer assignment; only the optimized "
                     "module's peak is known"}
 

@@ -5,10 +5,12 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
     {
       "schema": 1,
       "mode": "optimization" | "regression",
-      "before": {"file": str|null, "module": str, "instructions": int},
-      "after":  {"file": str|null, "module": str, "instructions": int},
+      "before": {"file": str|null, "module": str, "instructions": int, "entry": str,
+                 "ops": int},   # ops: instructions less fused computations' parameters
+      "after":  {"file": str|null, "module": str, "instructions": int, "entry": str, "ops": int},
       "summary": {
-        "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed": int,
+        "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed",
+        "uncertain": int,
             # optimization mode: how many before instructions had each fate
         "unchanged", "changed", "only_before", "only_after": int,   # regression mode
         "fusions": int,          # fusion instructions in the after module (top level)
@@ -21,9 +23,13 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
       "instructions": [            # one per before instruction considered, in text order
         {"before": str, "computation": str, "fate": str, "after": str|null,
          "fusion": str|null, "fusion_kind": str|null, "into": str|null, "reason": str,
-         "opcode": str, "op_name": str|null, "source": str|null, "call_site": str|null}
+         "opcode": str, "op_name": str|null, "source": str|null, "call_site": str|null,
+         "also_in": [str], "candidates": [str]}
       ],
-        # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed
+        # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed|uncertain
+        #        uncertain: the two modules cannot decide; candidates: the after
+        #        instructions it may have become
+        # also_in: further fusions that fusion copied the same computation into
         # fate (regression):   unchanged|changed|only_before|uncertain (one per before
         #                      kernel; see diff/regression.py)
         # after: the after instruction it became (the constant for folded, the survivor's
@@ -54,22 +60,53 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         "before": null | SIDE, "after": SIDE,   # before is null in optimization mode
             # SIDE = {"peak_bytes": int (XLA's allocation total, or the estimate),
             #         "estimated": bool, "live_range_peak_bytes": int|null,
-            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...]}
+            #         "by_kind": {kind: bytes}, "peak_at": {...}|null, "live_at_peak": [...],
+            #         "remat": {...}|null, "timeline": [[step, bytes]] (<= 400 points)}
         "change_bytes": int|null,
         "growth_by_source": [{"source", "before", "after", "change"}],
         "growth_by_op_name": [{"op_name", "before", "after", "change"}],
+        "growth_by_kernel": [{"kernel", "before", "after", "change"}],
         "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
         "peak_moved": bool|null}
       # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
     }
+
+    Kernel kinds, collectives and partitioning (hlodiff/diff/devices.py) add these keys::
+
+      "summary": {..., "collective_bytes": int,      # per device per step, after module
+                  "collective_bytes_before": int, "collectives": int,
+                  "partitioned": int,                # num_partitions, when > 1
+                  "bytes_before_global": int},       # partitioned: before bytes, global
+                    # (partitioned diffs: "bytes_before" is per device, comparable)
+      "kernels": {"before": KINDS|null, "after": KINDS},
+          # KINDS = {"kinds": {kind: count}, "flops": int, "bytes_moved": int,
+          #          "workspace_bytes": int,
+          #          "kernels": [{"name", "computation", "opcode", "kind", "detail"?,
+          #                       "flops", "bytes_read", "bytes_written",
+          #                       "workspace_bytes"?, "split_k"?, "intensity"?, "source"?}]}
+          # kinds: "Triton gemm", "Triton softmax", "Triton reduction", "Triton generic",
+          #   "cuBLAS gemm", "cuBLASLt matmul", "cuDNN convolution[ (...)]", "cuDNN fused
+          #   attention", "cuDNN norm", "custom fusion", "split-K reduction", "loop fusion",
+          #   "input fusion", "reduction fusion", "transpose fusion", "copy", "collective
+          #   all-reduce (async)", "YNNPACK fusion", "oneDNN ...", ...
+      "collectives": {"before": COLL|null, "after": COLL,
+                      "shardings": [{"instruction", "role": "parameter"|"output"|"annotated",
+                                     "shape", "sharding", "description", "ways"}]},
+          # COLL = {"count", "bytes_per_device", "by_kind": {kind: bytes},
+          #         "by_mesh_axis": {axes: bytes}, "mesh": {axis: size}|null,
+          #         "num_partitions", "collectives": [{"name", "kind", "computation",
+          #         "bytes", "in_bytes", "out_bytes", "async", "done"?, "replica_groups"?,
+          #         "group_size"?, "replica_groups_text"?, "mesh_axes"?,
+          #         "source_target_pairs"?, "pattern"?, "overlap"?, "merged"?,
+          #         "decomposition"?, "op_name"?, "source"?}]}
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
-REGRESSION_FATES = ("unchanged", "changed", "only_before")
+FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed", "uncertain")
+REGRESSION_FATES = ("unchanged", "changed", "only_before", "uncertain")
 
 
 @dataclass(slots=True)
@@ -86,6 +123,8 @@ class InstructionFate:
     op_name: str | None = None
     source: str | None = None
     call_site: str | None = None
+    also_in: list[str] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -100,6 +139,33 @@ class FusionInfo:
     bytes_written: int = 0
     unfused_bytes: int = 0
     sources: list[str] = field(default_factory=list)
+
+    def _repr_html_(self) -> str:
+        from ..display import html
+
+        return html(self)
+
+
+@dataclass(slots=True)
+class FusionView:
+    """A fusion of a result with the optimized module it is in: what ``result.fusion(NAME)``
+    returns, so that a notebook can also draw the fused computation."""
+
+    info: FusionInfo
+    after: object | None = field(default=None, repr=False)  # the after Module
+
+    def __getattr__(self, name: str):
+        return getattr(self.info, name)
+
+    def _repr_html_(self) -> str:
+        from ..display import html
+
+        return html(self)
+
+    def _repr_svg_(self) -> str | None:
+        from ..display import svg
+
+        return svg(self)
 
 
 @dataclass(slots=True)
@@ -138,15 +204,70 @@ class DiffResult:
     regression: dict | None = None
     memory: dict | None = None  # see diff/memory.py
     timings: dict = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)  # "kernels", "collectives", "partitioned" (devices.py)
     _index: dict | None = None
 
-    def fate_of(self, computation: str, name: str) -> InstructionFate | None:
+    modules: tuple | None = field(default=None, repr=False)  # (before, after) Modules
+    _by_name: dict | None = None
+
+    def fate_of(self, computation: str, name: str | None = None) -> InstructionFate | None:
+        """The fate of one before instruction: ``fate_of(NAME)``, or ``fate_of(COMPUTATION,
+        NAME)`` when the name is in several computations (ValueError lists them)."""
+        if name is None:
+            return self._fate_by_name(computation.lstrip("%"))
         if self._index is None:
             idx: dict = {}
             for f in self.instructions:
                 idx.setdefault((f.computation, f.before), f)
             self._index = idx
         return self._index.get((computation.lstrip("%"), name.lstrip("%")))
+
+    def _fate_by_name(self, name: str) -> InstructionFate | None:
+        if self._by_name is None:
+            by: dict = {}
+            for f in self.instructions:
+                by.setdefault(f.before, []).append(f)
+            self._by_name = by
+        found = self._by_name.get(name)
+        if not found:
+            return None
+        comps = sorted({f.computation for f in found})
+        if len(comps) > 1:
+            raise ValueError(f"instruction {name!r} is in {len(comps)} computations "
+                             f"({', '.join(comps[:10])}{', ...' if len(comps) > 10 else ''}); "
+                             f"name one: result.fate_of({comps[0]!r}, {name!r})")
+        if len({f.fate for f in found}) > 1:  # a callee's instruction, per call site
+            sites = "; ".join(f"at {f.call_site}: {f.fate}" for f in found[:10])
+            raise ValueError(f"instruction {name!r} of {comps[0]} has different fates at its "
+                             f"call sites ({sites}); see [f for f in result.instructions "
+                             f"if f.before == {name!r}]")
+        return found[0]
+
+    def fusion(self, name: str) -> "FusionView":
+        """One fusion of the result by name (``fusion.3``), for a notebook: it shows as a
+        table and, with Graphviz, as a picture of the fused computation."""
+        name = name.lstrip("%")
+        for f in self.fusions:
+            if f.name == name:
+                return FusionView(f, self.modules[1] if self.modules else None)
+        names = ", ".join(f.name for f in self.fusions[:8])
+        raise KeyError(f"no fusion {name!r} in the result (fusions: {names}"
+                       f"{', ...' if len(self.fusions) > 8 else ''})")
+
+    def __repr__(self) -> str:
+        b, a, s = self.before_info, self.after_info, self.summary
+        keys = FATES if self.mode == "optimization" else ("unchanged", "changed", "only_before",
+                                                          "only_after")
+        counts = ", ".join(f"{s[k]} {k}" for k in keys if s.get(k))
+        names = b["module"] if b["module"] == a["module"] else f"{b['module']} vs {a['module']}"
+        return (f"<DiffResult {self.mode} {names}: {b['instructions']} -> {a['instructions']} "
+                f"instructions, kernels {s.get('kernels_before', 0)} -> "
+                f"{s.get('kernels_after', 0)}; {counts}; {len(self.fusions)} fusions>")
+
+    def _repr_html_(self) -> str:
+        from ..display import html
+
+        return html(self)
 
     def to_json(self) -> dict:
         return {
@@ -162,4 +283,5 @@ class DiffResult:
             "by_source": list(self.by_source),
             "regression": self.regression,
             "memory": self.memory,
+            **self.devices,
         }

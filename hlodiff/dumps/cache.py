@@ -8,7 +8,8 @@ and rebuilt. Keyed by a hash of the text and of hlodiff's version, grammar and p
 sources, so an upgrade never serves a stale model.
 
 Where: ``$HLODIFF_CACHE_DIR``, else ``$XDG_CACHE_HOME/hlodiff``, else ``~/.cache/hlodiff``,
-created 0700; a directory that is not the user's own or that others can write is not used.
+created 0700; a directory that is not the user's own or that others can write is not used
+(an older hlodiff's 0755 directory holding only cache files is closed to 0700).
 Files are written 0600 through a temporary file and a rename.
 
 How big: at most ``$HLODIFF_CACHE_MAX_MB`` megabytes (default 512); after each store the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 import stat
 import time
 from pathlib import Path
@@ -28,11 +30,13 @@ from typing import Optional, Tuple
 import msgspec
 
 from .. import __version__
+from ..errors import HloWarning
 from ..hlo.gcpause import gc_paused
 from ..hlo.model import (_NO_CALLS, _NO_EXTRA, Computation, Instruction, Layout, Metadata,
                          Module, Shape, StackTables)
 from ..hlo.grammarfile import grammar_text
-from ..userdirs import private_cache_dir, read_private_file, write_private_file
+from ..userdirs import (is_cache_file, private_cache_dir, read_private_file,
+                        write_private_file)
 
 _MIN_SIZE = 16 * 1024  # smaller texts parse in a few milliseconds: not worth a file
 _FORMAT = 1  # bump when the layout below changes
@@ -85,7 +89,7 @@ def entries(d: Path) -> list[tuple[Path, os.stat_result]]:
     try:
         with os.scandir(d) as it:
             for e in it:
-                if e.name.endswith(SUFFIX) or (e.name.startswith(".") and e.name.endswith(".tmp")):
+                if is_cache_file(e.name):
                     try:
                         st = e.stat(follow_symlinks=False)
                     except OSError:
@@ -266,6 +270,11 @@ def cached_parse(text: str, path: str | None = None, use_cache: bool = True) -> 
             except OSError:
                 pass
             return module
-    module = parse(text, path)
-    _store(d, f, module)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HloWarning)
+        module = parse(text, path)
+    for w in caught:  # shown as they would have been; a module that warned is not stored,
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)  # so every load warns
+    if not any(issubclass(w.category, HloWarning) for w in caught):
+        _store(d, f, module)
     return module

@@ -46,8 +46,10 @@ def memory_file_paths(module_path: str | os.PathLike) -> dict[str, Path]:
 
 
 def _read(p: Path) -> str:
+    from .loader import _read_regular  # regular files only, size-capped
+
     try:
-        return p.read_text(encoding="utf-8")
+        return _read_regular(p).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{p}: cannot read XLA's memory file ({e.__class__.__name__})") from None
 

@@ -25,129 +25,15 @@ from typing import Iterable
 
 from ..errors import InputError
 from ..hlo.model import Instruction, Module
+from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
+from .partitioning import partitioning as _partitioning
+from .passfiles import (PassSnapshot, find_before_file, find_pass_dumps,  # noqa: F401
+                        parse_pass_filename)
 
 FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
 
-# module_0026.jit_mlp_step.0007.simplification.after_pipeline-start.before_algsimp.txt
-_PASS_FILE = re.compile(r"^(?P<mid>module_\d+)\.(?P<module>.+?)\.(?P<seq>\d{4})\.(?P<rest>.+)\.txt$")
-_REST = re.compile(r"^(?P<pipeline>.*?)\.after_(?P<after>.*?)(?:\.before_(?P<before>.*))?$")
-_MODULE_ID = re.compile(r"(module_\d+)")
-
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
-
-
-# ---------------------------------------------------------------------------------------
-# Finding the dumps
-# ---------------------------------------------------------------------------------------
-
-@dataclass(slots=True, frozen=True)
-class PassSnapshot:
-    """One pass dump: the whole module as it was after ``after_pass`` ran."""
-
-    index: int  # XLA's sequence number of the dump (the NNNN after the module name)
-    pipeline: str  # e.g. "simplification", "HLO_passes_after_layout_assignment"
-    after_pass: str  # e.g. "algsimp", "cse", "fusion", "pipeline-start"
-    before_pass: str | None  # the pass that runs next, when the file name says
-    path: Path
-    module_id: str = ""  # "module_0026"
-    module_name: str = ""  # "jit_mlp_step"
-
-    @property
-    def name(self) -> str:
-        """The pass this snapshot is the result of (``after_pass``)."""
-        return self.after_pass
-
-    @property
-    def label(self) -> str:
-        return f"{self.index:04d} {self.pipeline}/{self.after_pass}"
-
-
-def parse_pass_filename(path: str | os.PathLike) -> PassSnapshot | None:
-    """The snapshot a pass-dump file name describes, or None for any other file."""
-    p = Path(path)
-    m = _PASS_FILE.match(p.name)
-    if not m:
-        return None
-    r = _REST.match(m.group("rest"))
-    if not r:
-        return None
-    return PassSnapshot(index=int(m.group("seq")), pipeline=r.group("pipeline"),
-                        after_pass=r.group("after"), before_pass=r.group("before"),
-                        path=p, module_id=m.group("mid"), module_name=m.group("module"))
-
-
-def find_pass_dumps(directory: str | os.PathLike,
-                    module_hint: str | os.PathLike | None = None) -> list[PassSnapshot]:
-    """The pass dumps of one module in ``directory``, in the order XLA wrote them.
-
-    ``module_hint`` picks the module when the directory holds dumps of several: a module
-    name (``jit_mlp_step`` or ``mlp_step``), a module id (``module_0026``) or the path of
-    one of the module's dump files (e.g. its ``before_optimizations.txt``).
-    """
-    d = Path(directory)
-    if not d.exists():
-        raise InputError(f"{d}: no such directory")
-    if not d.is_dir():
-        raise InputError(f"{d}: is not a directory; expected an XLA dump directory "
-                         "written with --xla_dump_hlo_pass_re=.*")
-    groups: dict[str, list[PassSnapshot]] = {}
-    for entry in os.scandir(d):
-        if not entry.is_file():
-            continue
-        snap = parse_pass_filename(entry.path)
-        if snap is not None:
-            groups.setdefault(snap.module_id, []).append(snap)
-    if not groups:
-        raise InputError(f"{d}: no pass-by-pass HLO dumps found (files like "
-                         "module_NNNN.<name>.NNNN.<pipeline>.after_<pass>...txt); "
-                         "dump with XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*'")
-    if module_hint is not None:
-        chosen = _pick(groups, module_hint)
-        if not chosen:
-            raise InputError(f"{d}: no pass dumps of module {str(module_hint)!r}; "
-                             f"found {_describe(groups)}")
-        if len(chosen) > 1:
-            raise InputError(f"{d}: module hint {str(module_hint)!r} matches several dumped "
-                             f"modules ({_describe({k: groups[k] for k in chosen})}); "
-                             "pass a module id such as module_0026")
-        key = chosen[0]
-    elif len(groups) == 1:
-        key = next(iter(groups))
-    else:
-        raise InputError(f"{d}: pass dumps of several modules ({_describe(groups)}); "
-                         "say which one (a module name, a module id or its before file)")
-    snaps = groups[key]
-    snaps.sort(key=lambda s: s.index)
-    return snaps
-
-
-def _describe(groups: dict[str, list[PassSnapshot]]) -> str:
-    return ", ".join(f"{k}.{v[0].module_name} ({len(v)} files)" for k, v in sorted(groups.items()))
-
-
-def _pick(groups: dict[str, list[PassSnapshot]], hint: str | os.PathLike) -> list[str]:
-    text = str(hint)
-    base = Path(text).name
-    m = _MODULE_ID.match(base)
-    if m and m.group(1) in groups:
-        return [m.group(1)]
-    names = {k: v[0].module_name for k, v in groups.items()}
-    for cand in (base, base.removesuffix(".txt")):
-        exact = [k for k, n in names.items() if n == cand]
-        if exact:
-            return exact
-    exact = [k for k, n in names.items() if n in (f"jit_{base}", base.split(".")[0])]
-    return exact
-
-
-def find_before_file(snapshots: list[PassSnapshot]) -> Path | None:
-    """The ``before_optimizations.txt`` dump next to the snapshots, when there is one."""
-    if not snapshots:
-        return None
-    s = snapshots[0]
-    p = s.path.with_name(f"{s.module_id}.{s.module_name}.before_optimizations.txt")
-    return p if p.is_file() else None
 
 
 # ---------------------------------------------------------------------------------------
@@ -325,6 +211,15 @@ class PassStep:
     added: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name
     fates: dict[str, str] = field(default_factory=dict)  # before-instruction -> fate here
+    _by_name: dict[str, Removal] | None = None
+    # instruction (snapshot-local name) -> fusions this pass copied it into; fusion passes
+    # duplicate a producer into several consumers, and it may stay top-level as well
+    copies: dict[str, list[str]] = field(default_factory=dict)
+
+    def removed_by_name(self) -> dict[str, Removal]:
+        if self._by_name is None or len(self._by_name) != len(self.removed):
+            self._by_name = {r.name: r for r in self.removed}
+        return self._by_name
 
     @property
     def num_removed(self) -> int:
@@ -357,6 +252,7 @@ class InstructionFate:
     into: str | None = None
     final_name: str | None = None  # its name where it was last top-level
     history: list[tuple[int, str, str]] = field(default_factory=list)  # (index, pass, event)
+    copies: list[tuple[int, str]] = field(default_factory=list)  # (dump, fusion) it was copied into
 
     @property
     def was_inlined(self) -> bool:
@@ -428,6 +324,85 @@ class PassTrace:
             cur, idx = rem.into, at
         return out
 
+    def destination(self, name: str) -> str | None:
+        """The top-level instruction of the final module that holds the value of a before
+        instruction: its own final name when kept; the fusion it went into (followed
+        through later fusions and renames); the survivor of a merge, the constant it was
+        folded into, the replacement of a rewrite, each followed to the end. None when the
+        value is gone (dead code) or the dumps do not say where it went."""
+        f = self.fates[name.lstrip("%")]
+        if f.fate == "kept":
+            return f.final_name
+        cur = f.fusion if f.fate == "fused" else f.into
+        return self.follow(cur, f.pass_index)
+
+    def destinations(self, name: str) -> list[str]:
+        """Every top-level instruction of the final module holding the before instruction's
+        value: ``destination``, and every fusion a fusion pass copied it (or what took its
+        place) into: producers duplicated into several consumers, followed to the end."""
+        f = self.fates[name.lstrip("%")]
+        out: list[str] = []
+        memo: dict[tuple[str, int], list[str]] = {}
+        if f.fate == "kept":
+            out.append(f.final_name or f.name)
+        else:
+            cur = f.fusion if f.fate == "fused" else f.into
+            if cur is not None and f.pass_index is not None:
+                out.extend(self._follow_all(cur, f.pass_index, memo, 0))
+        for at, fusion in f.copies:
+            for x in self._follow_all(fusion, at, memo, 0):
+                if x not in out:
+                    out.append(x)
+        return out
+
+    def _follow_all(self, cur: str, after_index: int, memo: dict, depth: int) -> list[str]:
+        key = (cur, after_index)
+        if key in memo:
+            return memo[key]
+        memo[key] = []
+        out: list[str] = []
+        for step in self.passes:
+            if step.index <= after_index or not step.changed and not step.copies:
+                continue
+            rem = step.removed_by_name().get(cur)
+            for fusion in step.copies.get(cur, ()):
+                if depth < 12 and not (rem is not None and rem.fusion == fusion):
+                    out.extend(x for x in self._follow_all(fusion, step.index, memo, depth + 1)
+                               if x not in out)
+            if cur in step.renamed:
+                cur = step.renamed[cur]
+                continue
+            if rem is None:
+                continue
+            nxt = rem.fusion if rem.fate == "fused" else rem.into
+            if nxt is None:
+                memo[key] = out
+                return out
+            cur = nxt
+        if cur not in out:
+            out.insert(0, cur)
+        memo[key] = out
+        return out
+
+    def follow(self, cur: str | None, after_index: int | None) -> str | None:
+        """Where the top-level instruction ``cur`` of the snapshot ``after_index`` ends up."""
+        if cur is None or after_index is None:
+            return cur
+        for step in self.passes:
+            if step.index <= after_index or not step.changed:
+                continue
+            if cur in step.renamed:
+                cur = step.renamed[cur]
+                continue
+            rem = step.removed_by_name().get(cur)
+            if rem is None:
+                continue
+            nxt = rem.fusion if rem.fate == "fused" else rem.into
+            if nxt is None:
+                return None
+            cur = nxt
+        return cur
+
     def final_fate(self, name: str) -> str:
         """Where the instruction's line of replacements ends (kept, fused, ...)."""
         return self.chain(name)[-1][0]
@@ -464,12 +439,18 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
 
     steps: list[PassStep] = []
     gone: dict[str, list[tuple[int, Removal]]] = {}
+    last_pipeline = ""
     for snap in snaps:
         cur = _Snap(_load(snap.path))
-        step = _diff_step(prev, cur, snap)
+        step = _diff_step(prev, cur, snap, _partitioning(snap, last_pipeline))
+        last_pipeline = snap.pipeline
         steps.append(step)
         for rem in step.removed:
             gone.setdefault(rem.name, []).append((snap.index, rem))
+        for name, fus in step.copies.items():
+            b = live.get(name)
+            if b is not None:
+                fates[b].copies.extend((snap.index, x) for x in fus)
         if step.changed:
             new_live: dict[str, str] = {}
             removed = {r.name: r for r in step.removed}
@@ -506,7 +487,8 @@ def trace_directory(directory: str | os.PathLike,
     return trace(snaps, _load(bf))
 
 
-def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
+def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
+               partitioning: bool = False) -> PassStep:
     kind = classify_pass(snap.after_pass)
     step = PassStep(snap.index, snap.pipeline, snap.after_pass, snap.path, kind)
     ptop, ctop = prev.top, cur.top
@@ -516,6 +498,18 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
              if n not in ptop or ptop[n].opcode != i.opcode]
     if not removed and not added:
         return step
+    same: dict[str, str] = {}
+    if partitioning:
+        # the Shardy round trip rebuilds the module and renumbers names: a name left in
+        # place may now belong to another instruction. Only a name whose instruction is
+        # identical and reads the same (kept) operands is kept; the rest is matched anew.
+        for n, c in ctop.items():
+            p = ptop.get(n)
+            if p is not None and _key(p) == _key(c) and p.operands == c.operands and \
+                    all(same.get(o) == o for o in c.operands):
+                same[n] = n
+        removed = [n for n in ptop if n not in same]
+        added = [n for n in ctop if n not in same]
     step.added = added
     removed_set = set(removed)
     added_set = set(added)
@@ -547,28 +541,75 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot) -> PassStep:
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
+    if partitioning and added and removed:
+        _loose_renames(prev, cur, removed, added, c2p, step.renamed)
+        for k in [k for k, v in step.renamed.items() if k == v]:
+            del step.renamed[k]
+        step.added = [n for n in added if c2p.get(n) != n]
+        removed = [n for n in removed if c2p.get(step.renamed.get(n, n)) != n]
+        removed_set = set(removed)
     p2c = {p: c for c, p in c2p.items()}
 
     # Fusion: follow removed instructions into fused computations, matching by structure.
     fused_into: dict[str, str] = {}
     truly_removed = [n for n in removed if n not in step.renamed]
     if truly_removed:
-        _match_fusions(prev, cur, c2p, removed_set, fused_into)
+        _match_fusions(prev, cur, c2p, removed_set, fused_into, step.copies)
 
+    twins: dict[tuple, str] | None = None
     for n in truly_removed:
         i = ptop[n]
         rem = Removal(n, i.computation, i.opcode, kind)
+        if partitioning and _constant_like(prev, n):
+            # the Shardy round trip merges identical constants (and their broadcasts)
+            if twins is None:
+                twins = {}
+                for c in ctop.values():
+                    twins.setdefault(_key(c) + (tuple(cur_leaf(o) for o in c.operands),),
+                                     c.name)
+            t = twins.get(_key(i) + (tuple(prev.canon(o) for o in i.operands),))
+            if t is not None:
+                rem.fate, rem.into = "merged", t
+                step.removed.append(rem)
+                continue
         if n in fused_into:
             rem.fate, rem.fusion = "fused", fused_into[n]
         else:
             rem.into = _replacement(prev, cur, n, p2c)
             users = prev.users.get(n)
             is_root = prev.roots.get(i.computation) == n
-            if kind == "inlined" or kind == "fused":
-                pass
+            if kind == "fused" or (kind == "inlined" and i.computation not in cur.roots):
+                pass  # (the callee the call inliner copied from is gone)
             elif not users and not is_root:
                 rem.fate = "removed"  # dead code, whatever pass dropped it
+            elif kind == "removed" and rem.into is not None and rem.into != n:
+                # tuple-simplifier / barrier expansion forwarded the value it carried:
+                # its users now read rem.into; it is not dead code
+                rem.fate = "rewritten"
         step.removed.append(rem)
+    # A value whose users were all rewritten in the same pass lives on where they do:
+    # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
+    by_name = {r.name: r for r in step.removed}
+    survivors: dict[tuple, str] | None = None
+    for rem in reversed(step.removed):  # post order reversed: users first
+        if rem.into is not None or rem.fate not in ("rewritten", "merged"):
+            continue
+        if rem.fate == "merged":
+            # CSE keeps the first of identical instructions; for operand-less ones
+            # (constants, iotas) that is the first identical one left in the computation
+            i = prev.top[rem.name]
+            if not i.operands:
+                if survivors is None:
+                    survivors = {}
+                    for c in cur.top.values():
+                        if not c.operands:
+                            survivors.setdefault((c.computation,) + _key(c), c.name)
+                rem.into = survivors.get((i.computation,) + _key(i))
+            continue
+        users = prev.users.get(rem.name, ())
+        outs = {by_name[u].into for u, _ in users if u in by_name}
+        if users and all(u in by_name for u, _ in users) and len(outs) == 1:
+            rem.into = outs.pop()
     return step
 
 
@@ -640,7 +681,7 @@ def _inner_leaf(o: str, body) -> object:
 
 
 def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[str],
-                   fused_into: dict[str, str]) -> None:
+                   fused_into: dict[str, str], copies: dict[str, list[str]]) -> None:
     """Map instructions of new or grown fused computations to the prev snapshot's."""
     pmod, cmod = prev.module, cur.module
     prev.index()
@@ -685,6 +726,9 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             inner[x.name] = match.name
             if match.name in removed:
                 fused_into.setdefault(match.name, f.name)
+            lst = copies.setdefault(match.name, [])
+            if f.name not in lst:
+                lst.append(f.name)
         # A new fusion stands for the instruction its root was: consumers fused later in
         # this pass (text order is post order) match through it.
         if f.name not in c2p and body.root in inner:

@@ -51,7 +51,9 @@ _BLOB_ATTRS = {"backend_config=", "frontend_attributes=", "metadata="}
 
 _GROUPS_VALUE = re.compile(
     r"\[[\d\s,]*\][ \t]*<=[ \t]*\[[\d\s,]*\](?:T\([\d\s,]*\))?"
-    r"|mesh\[[^\]]*\][ \t]*\{[^{}]*\}")
+    r"|mesh\[[^\]]*\]"
+    r"(?:[ \t]*,[ \t]*device_ids=(?:\((?:[^()]|\([^()]*\))*\)|\[[^\]]*\]))?"  # 2-D meshes
+    r"[ \t]*\{[^{}]*\}")
 _STRING = re.compile(r""""(?:[^"\\]++|\\.)*+"|'(?:[^'\\]++|\\.)*+'""", re.DOTALL)
 _BRACE_OR_QUOTE = re.compile(r'[{}"]')
 _LITERAL_CHARS = re.compile(r"[(){}]|/\*.*?\*/", re.DOTALL)

@@ -31,6 +31,7 @@ FATES: dict[str, tuple[str, str, str, str]] = {
                 "inlined (call removed)"),
     "removed": (tint(OKABE_ITO["vermillion"], 0.6), OKABE_ITO["vermillion"], "dashed",
                 "removed (dead or no-op)"),
+    "uncertain": ("#F4F4F4", "#555555", "dashed", "uncertain (the modules cannot decide)"),
     "unknown": ("#EEEEEE", "#888888", "solid", "no fate recorded"),
 }
 

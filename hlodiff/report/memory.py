@@ -12,7 +12,7 @@ from ..analysis.memory import MemoryReport
 from ..units import format_bytes as fb
 
 
-def _row(*cells: str, widths=(11, 9, 34, 22, 0)) -> str:
+def _row(*cells: str, widths=(11, 11, 34, 22, 0)) -> str:
     out = []
     for c, w in zip(cells, widths):
         out.append(c if not w else (c + " " * max(w - len(c), 1)))
@@ -41,7 +41,9 @@ def render_memory_text(rep: MemoryReport, top: int = 15) -> str:
                  f"{rep.peak_time} ({_clean(rep.peak_instruction)}); values updated in place "
                  "count twice there, so the device needs the peak above")
     elif rep.peak_instruction:
-        L.append(f"  peak at step {rep.peak_time} ({_clean(rep.peak_instruction)})")
+        how = " (moment and live set estimated: no live-range file)" \
+            if rep.live_set_estimated else ""
+        L.append(f"  peak at step {rep.peak_time} ({_clean(rep.peak_instruction)}){how}")
     if rep.by_kind:
         names = [("parameter", "parameters"), ("donated", "donated parameters (aliased by outputs)"),
                  ("output", "outputs"), ("temp", "temporaries"), ("constant", "constants"),
@@ -180,7 +182,8 @@ def memory_diff_text(mem: dict | None, limit: int = 10) -> str:
     for side, s in (("before", b), ("after", a)):
         p = s and s.get("peak_at")
         if p:
-            L.append(f"  {side}: XLA's live-range peak at step {p['step']} ({_clean(p['instruction'])}, "
+            who = "simulated" if p.get("simulated") else "XLA's live-range"
+            L.append(f"  {side}: {who} peak at step {p['step']} ({_clean(p['instruction'])}, "
                      f"{_clean(p['source'] or p['op_name'] or '?')})")
     for side, s in (("before", b), ("after", a)):
         r = s and s.get("remat")
@@ -200,6 +203,10 @@ def memory_diff_text(mem: dict | None, limit: int = 10) -> str:
         L.append("  growth at the peak by op_name:")
         for g in mem["growth_by_op_name"][:limit]:
             L.append(f"    {_signed(g['change']):>11}  {_clean(g['op_name'])}")
+    if mem.get("growth_by_kernel"):
+        L.append("  growth at the peak by kernel:")
+        for g in mem["growth_by_kernel"][:min(limit, 5)]:
+            L.append(f"    {_signed(g['change']):>11}  {_clean(g['kernel'])}")
     if mem["new_at_peak"]:
         L.append("  new at the peak:")
         for n in mem["new_at_peak"][:limit]:
@@ -208,9 +215,47 @@ def memory_diff_text(mem: dict | None, limit: int = 10) -> str:
     return "\n".join(L) + "\n"
 
 
+def svg_two_timelines(before: dict | None, after: dict, width: int = 900,
+                      height: int = 260) -> str:
+    """Bytes in use over the schedule of both modules (each stretched to the full width: the
+    two schedules have different lengths), the two peaks as dashed lines."""
+    e = html.escape
+    sides = [(s, c, n) for s, c, n in ((before, "#3182bd", "before"), (after, "#e6550d", "after"))
+             if s and s.get("timeline")]
+    if not sides:
+        return ""
+    top = max([max(v for _t, v in s["timeline"]) for s, _c, _n in sides]
+              + [s["peak_bytes"] for s, _c, _n in sides] + [1])
+    ml, mr, mt, mb = 70, 20, 20, 36
+    w, h = width - ml - mr, height - mt - mb
+    y = lambda v: mt + h - h * v / top
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="bytes in use, before and after">',
+           f'<rect x="{ml}" y="{mt}" width="{w}" height="{h}" fill="#fafafa" stroke="#ccc"/>']
+    for k, (s, colour, name) in enumerate(sides):
+        tl = s["timeline"]
+        last = max(tl[-1][0], 1)
+        pts = " ".join(f"{ml + w * t / last:.1f},{y(v):.1f}" for t, v in tl)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        py = y(s["peak_bytes"])
+        out.append(f'<line x1="{ml}" x2="{ml + w}" y1="{py:.1f}" y2="{py:.1f}" stroke="{colour}" '
+                   f'stroke-dasharray="4 3"/>')
+        out.append(f'<text x="{ml + w - 4}" y="{py - 4 - 12 * k:.1f}" font-size="11" '
+                   f'text-anchor="end" fill="{colour}">{e(name)} peak '
+                   f'{e(fb(s["peak_bytes"]))}{" (estimated)" if s["estimated"] else ""}</text>')
+    for frac in (0, 0.5, 1):
+        out.append(f'<text x="{ml - 6}" y="{y(top * frac) + 4:.1f}" font-size="10" '
+                   f'text-anchor="end">{e(fb(top * frac))}</text>')
+    out.append(f'<text x="{ml + w / 2}" y="{height - 8}" font-size="11" text-anchor="middle">'
+               'schedule, start to end (each module stretched to the width)</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
 def memory_diff_html(mem: dict | None) -> str:
     """The memory section of the HTML diff report (escaped)."""
     if not mem:
         return ""
-    return ("<section id='memory'><h2>Memory</h2><pre>" + html.escape(memory_diff_text(mem))
-            + "</pre></section>")
+    return ("<section id='memory'><h2>Memory</h2>" + svg_two_timelines(mem.get("before"),
+                                                                      mem["after"])
+            + "<pre>" + html.escape(memory_diff_text(mem)) + "</pre></section>")

@@ -1,0 +1,121 @@
+"""Dots that algebraic simplification rebuilt around a transpose.
+
+XLA's algebraic simplifier rewrites ``transpose(dot(a, b))`` as ``dot(b, a)`` (the dot's
+dimension numbers swapped, so it produces the transposed result directly). The new dot is
+a new instruction carrying the *transpose's* metadata (op_name), the old dot and the
+transpose both disappear in that one pass. Neither was "simplified away": both live on in
+the new dot. This module finds those pairs from the two modules alone:
+
+* before: a ``transpose`` whose operand is a ``dot`` read by nothing else;
+* after: a ``dot`` with the transpose's dimensions that no other before instruction
+  claims (unmatched, or matched to the transpose or the dot), reading the same values as
+  the old dot (the after instructions holding the old dot's operands, seen through
+  layout-only ops), in either order.
+
+Candidates are scored by shared operands (and the transpose's op_name); repeated code
+(layers with one op_name) is told apart by the operands. Ties are reported
+``uncertain`` with the tied dots as candidates.
+"""
+
+from __future__ import annotations
+
+from .match import Matching
+from .view import Node, View
+
+_SEE_THROUGH = {"bitcast", "copy", "transpose", "reshape"}
+
+
+def _top(view: View, i: int) -> int:
+    n = view.nodes[i]
+    return n.fusion if n.fusion >= 0 else i
+
+
+def _strip_after(view: View, i: int) -> int:
+    for _ in range(8):
+        n = view.nodes[i]
+        if n.opcode not in _SEE_THROUGH or not n.operands:
+            break
+        i = n.operands[0]
+    return _top(view, i)
+
+
+def _after_inputs(view: View, x: Node) -> set[int]:
+    """The top-level after instructions a dot reads, through layout-only ops."""
+    out: set[int] = set()
+    for o in x.operands:
+        out.add(_strip_after(view, o))
+        out.add(_top(view, o))
+    return out
+
+
+def _before_inputs(m: Matching, d: Node) -> set[int]:
+    """Where the before dot's operands live after optimization (top-level instructions)."""
+    B, A = m.before, m.after
+    out: set[int] = set()
+    for o in d.operands:
+        x = o
+        for _ in range(8):
+            y = m.b2a[x]
+            if y >= 0:
+                out.add(_strip_after(A, y))
+                out.add(_top(A, y))
+                break
+            n = B.nodes[x]
+            if n.opcode not in _SEE_THROUGH or not n.operands:
+                break
+            x = n.operands[0]
+    return out
+
+
+def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Before node (the transpose and its dot) -> the after dot that replaced both (-1:
+    several candidates tie), and the tied candidates of those nodes."""
+    B, A = m.before, m.after
+    dots_by_dims: dict[str, list[Node]] = {}
+    for x in A.nodes:
+        if x.opcode == "dot":
+            dots_by_dims.setdefault(x.mdims, []).append(x)
+    if not dots_by_dims:
+        return {}, {}
+    scored: list[tuple[float, int, int, int]] = []
+    for t in B.nodes:
+        if t.opcode != "transpose" or len(t.operands) != 1:
+            continue
+        d = B.nodes[t.operands[0]]
+        if d.opcode != "dot" or d.users != [t.idx]:
+            continue
+        yt = m.b2a[t.idx]
+        if yt >= 0 and A.nodes[yt].opcode != "dot":
+            continue  # the transpose lives on as itself (or a bitcast/copy)
+        want = _before_inputs(m, d)
+        for x in dots_by_dims.get(t.mdims, ()):
+            owner = m.a2b[x.idx]
+            if owner >= 0 and owner not in (t.idx, d.idx):
+                continue
+            if x.name == d.name:
+                continue  # the dot kept its name: it was kept, not rebuilt
+            shared = len(want & _after_inputs(A, x))
+            if shared == 0 and owner < 0:
+                continue
+            score = shared + (0.5 if x.op_name == t.op_name else 0.0) + (2 if owner >= 0 else 0)
+            scored.append((score, t.idx, d.idx, x.idx))
+    scored.sort(key=lambda s: -s[0])
+    out: dict[int, int] = {}
+    ties: dict[int, list[int]] = {}
+    taken: set[int] = set()
+    best: dict[int, float] = {}
+    for score, ti, di, xi in scored:
+        if ti in best:
+            if best[ti] == score and out.get(ti, -1) != xi:
+                # two new dots read the same values: the modules cannot tell which
+                lst = ties.setdefault(ti, [out[ti]] if out.get(ti, -1) >= 0 else [])
+                lst.append(xi)
+                ties[di] = lst
+                out[ti] = out[di] = -1
+            continue
+        if xi in taken:
+            continue
+        best[ti] = score
+        out[ti] = out[di] = xi
+        taken.add(xi)
+    return out, ties

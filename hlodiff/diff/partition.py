@@ -1,0 +1,189 @@
+"""Global and per-device shapes of a partitioned (SPMD) program are the same data.
+
+XLA's SPMD partitioner rewrites a module of global shapes (``f32[256,128]`` with
+``sharding={devices=[8,1]<=[8]}``) into the program one device runs (``f32[32,128]``), with
+``num_partitions=N`` in the module header. A before instruction and the after instruction
+that computes its shard are the same operation on the same data: not a reshape, not a
+layout change, not "-87% bytes". This module recognises that relation so that the fates and
+analyses can say "partitioned N ways" instead.
+
+The relation, per array: same element type and rank, every per-device dim divides (or is
+the padded ceiling of) the global dim, and the number of pieces, global elements over
+per-device elements, is > 1 and divides the number of partitions. When the before
+instruction carries a ``sharding`` attribute, its tile dims must give the per-device dims
+exactly.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..analysis.sharding import parse_sharding
+from ..hlo.model import Instruction, Module, Shape
+
+_LAYOUT = re.compile(r"\](\{[^}]*\})")
+
+
+def num_partitions(before: Module, after: Module) -> int:
+    """N of ``num_partitions=N`` (after, else before); 1 when the program is not partitioned."""
+    for m in (after, before):
+        v = m.attributes.get("num_partitions", "")
+        if v.isdigit() and int(v) > 1:
+            return int(v)
+    return 1
+
+
+def shard_ways(global_shape: Shape, local: Shape, nparts: int,
+               sharding_text: str | None = None) -> int:
+    """Into how many pieces ``global_shape`` was cut to give ``local`` (0: not a shard of it)."""
+    if nparts <= 1:
+        return 0
+    if global_shape.is_tuple or local.is_tuple:
+        return _tuple_ways(global_shape, local, nparts)
+    if global_shape.element_type != local.element_type or global_shape.rank < local.rank:
+        return 0
+    if global_shape.rank != local.rank:
+        return _squeezed_ways(global_shape.dims, local.dims, nparts)
+    ge, le = global_shape.num_elements, local.num_elements
+    if le <= 0 or ge <= le:
+        return 0
+    sh = parse_sharding(sharding_text) if sharding_text else None
+    if sh is not None and sh.kind == "tiled" and len(sh.tile_dims) == global_shape.rank:
+        for g, l, t in zip(global_shape.dims, local.dims, sh.tile_dims):
+            if l != -(-g // t):
+                return 0
+        return sh.ways
+    ways = 1
+    for g, l in zip(global_shape.dims, local.dims):
+        if l == g:
+            continue
+        if l <= 0 or l > g:
+            return 0
+        w = -(-g // l)
+        if -(-g // w) != l:
+            return 0
+        ways *= w
+    if ways <= 1 or nparts % ways:
+        return 0
+    return ways
+
+
+def _tuple_ways(global_shape: Shape, local: Shape, nparts: int) -> int:
+    """A tuple is a shard when each element is equal or a shard of its global element; the
+    ways are the largest cut among them (0 when nothing is cut or an element does not fit)."""
+    if not (global_shape.is_tuple and local.is_tuple) or \
+            len(global_shape.tuple_shapes) != len(local.tuple_shapes):
+        return 0
+    ways = 0
+    for g, loc in zip(global_shape.tuple_shapes, local.tuple_shapes):
+        if g == loc or (g.dims == loc.dims and g.element_type == loc.element_type):
+            continue
+        w = shard_ways(g, loc, nparts)
+        if not w:
+            return 0
+        ways = max(ways, w)
+    return ways
+
+
+def _squeezed_ways(g: tuple[int, ...], loc: tuple[int, ...], nparts: int) -> int:
+    """Ways, when dims cut down to one piece per device were dropped (``f32[8,128]`` split 8
+    ways on dim 0 is ``f32[128]`` per device): align the dims left to right."""
+    ways, j = 1, 0
+    for d in g:
+        if j < len(loc) and 0 < loc[j] <= d:
+            w = -(-d // loc[j])
+            if -(-d // w) == loc[j]:
+                ways *= w
+                j += 1
+                continue
+        if d > nparts:
+            return 0
+        ways *= d  # a dim cut into pieces of one, then squeezed away
+    if j != len(loc) or ways <= 1 or nparts % ways:
+        return 0
+    return ways
+
+
+def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
+    """'partitioned N ways (global -> per device)' when ``a`` computes ``b``'s shard."""
+    if nparts <= 1:
+        return None
+    ways = shard_ways(b.shape, a.shape, nparts,
+                      None if b.shape.is_tuple else b.attrs.get("sharding"))
+    if not ways:
+        ways = _reshaped_ways(b.shape, a.shape, nparts)
+        if not ways:
+            return None
+        return (f"partitioned {ways} ways and reshaped ({b.shape.dims_text} global -> "
+                f"{a.shape.dims_text} per device)")
+    return (f"partitioned {ways} ways ({b.shape.dims_text} global -> "
+            f"{a.shape.dims_text} per device)")
+
+
+def _reshaped_ways(g: Shape, loc: Shape, nparts: int) -> int:
+    """A shard that a later pass also reshaped (or widened bf16 -> f32): the element
+    count shrank by a factor > 1 that divides the number of partitions."""
+    if g.is_tuple or loc.is_tuple or loc.num_elements <= 0:
+        return 0
+    same_kind = g.element_type == loc.element_type or (
+        (g.element_type or "")[:1] in "bf" and (loc.element_type or "")[:1] in "bf")
+    if not same_kind or g.num_elements % loc.num_elements:
+        return 0
+    r = g.num_elements // loc.num_elements
+    return r if r > 1 and nparts % r == 0 else 0
+
+
+def same_entry_layouts(before_text: str, after_text: str) -> bool:
+    """True when two entry_computation_layouts differ only in dims (global vs per device)."""
+    return _LAYOUT.findall(before_text) == _LAYOUT.findall(after_text)
+
+
+def per_device_bytes(m, nparts: int, not_kernels: set) -> int:
+    """An estimate of the bytes the before module's kernels would move on one device.
+
+    Each before array counts its global bytes divided by the pieces it is cut into: the
+    ratio to its matched after instruction when that is a shard of it; otherwise the
+    largest cut among its operands that divides its element count (sharding flows from
+    operands to results); replicated arrays count whole. The before and after figures of
+    a partitioned diff are then comparable, per device.
+    """
+    B, A = m.before, m.after
+    ways = [1] * len(B.nodes)
+    for n in B.nodes:  # operands come before their users in a view
+        y = m.b2a[n.idx]
+        w = 0
+        if y >= 0:
+            w = shard_ways(n.inst.shape, A.nodes[y].inst.shape, nparts,
+                           n.inst.attrs.get("sharding"))
+        if not w:
+            elems = n.inst.shape.num_elements if not n.inst.shape.is_tuple else 0
+            cands = [ways[o] for o in n.raw_operands if 0 <= o < n.idx]
+            w = max((c for c in cands if elems and elems % c == 0), default=1)
+        ways[n.idx] = w or 1
+
+    def local(idx: int) -> int:
+        return B.nodes[idx].inst.shape.byte_size // ways[idx]
+
+    total = 0
+    for n in B.nodes:
+        if n.top and n.fusion < 0 and n.home == n.idx and n.opcode not in not_kernels \
+                and n.alias < 0:
+            total += local(n.idx) + sum(local(o) for o in dict.fromkeys(n.raw_operands)
+                                        if 0 <= o < len(B.nodes))
+    return total
+
+
+def collective_reason(inst: Instruction) -> str | None:
+    """Why a collective appears in the optimized module (None for other instructions)."""
+    op = inst.opcode
+    base = op[:-len("-start")] if op.endswith("-start") else op
+    if base not in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                    "collective-permute", "collective-broadcast", "ragged-all-to-all"):
+        return None
+    parts = len(inst.operands)
+    what = f"{base}" + (" (async start)" if op.endswith("-start") else "")
+    if parts > 1 and base != "collective-permute":
+        what += f" of {parts} arrays (merged {parts} into one by the combiner)"
+    origin = "the program's own collective" if inst.op_name and "shard_map" in inst.op_name \
+        else "SPMD partitioning"
+    return f"{what}, added by {origin}; see the collectives section"

@@ -1,0 +1,101 @@
+"""Following instructions across XLA's sharding passes in pass-by-pass dumps.
+
+The Shardy round trip (export to MLIR, propagation, import) rebuilds the whole module and
+renumbers names (a name may come back on another instruction), and the SPMD partitioner
+gives instructions per-device shapes and new operands (slices, collectives). Matching
+instructions by their exact content, as for other passes, loses them; these helpers match
+them by what survives: opcode, op_name (or the old name the import records as op_name)
+and the operands that can be followed. Snapshots are ``passes._Snap`` objects.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..hlo.model import Instruction
+from .passfiles import PassSnapshot
+
+_PARTITIONING = re.compile(r"shard|spmd|partition", re.I)
+
+
+def partitioning(snap: PassSnapshot, last_pipeline: str) -> bool:
+    """Whether the changes this snapshot shows come from sharding passes: the Shardy round
+    trip (export/import rebuilds the module under new names) and the SPMD partitioner
+    (per-device shapes). A ``pipeline-start`` snapshot shows what the previous pipeline's
+    undumped last passes did."""
+    if _PARTITIONING.search(snap.after_pass):
+        return True
+    return snap.after_pass == "pipeline-start" and bool(_PARTITIONING.search(last_pipeline))
+
+
+def constant_like(snap, name: str) -> bool:
+    i = snap.top.get(name)
+    if i is None:
+        return False
+    if i.opcode == "broadcast" and i.operands:
+        i = snap.top.get(i.operands[0])
+        if i is None:
+            return False
+    return not i.operands and i.opcode != "parameter"
+
+
+def loose_renames(prev, cur, removed: list[str], added: list[str],
+                   c2p: dict[str, str], renamed: dict[str, str]) -> None:
+    """Renames across a sharding pass: the same opcode and op_name, reading the same values
+    where its operands can be followed (per-device shapes and new operands, such as the
+    partitioner's slices and collectives, allowed). Text order is post order, so operands
+    come first; among look-alikes (repeated code) the one sharing most operands, then the
+    first in order. The Shardy round trip records the old name of an instruction that had
+    no op_name as its op_name: that decides."""
+    ptop, ctop = prev.top, cur.top
+    left: dict[tuple, list[Instruction]] = {}
+    byname: dict[str, Instruction] = {}
+    for n in removed:
+        if n in renamed:
+            continue
+        i = ptop[n]
+        md = i.metadata
+        left.setdefault((i.opcode, md.op_name if md else None), []).append(i)
+        byname[n] = i
+
+    def take(n: str, r: Instruction) -> None:
+        byname.pop(r.name, None)
+        lst = left.get((r.opcode, r.metadata.op_name if r.metadata else None))
+        if lst and r in lst:
+            lst.remove(r)
+        c2p[n] = r.name
+        renamed[r.name] = n
+
+    for n in added:
+        if n in c2p:
+            continue
+        a = ctop[n]
+        md = a.metadata
+        op = md.op_name if md else None
+        r = byname.get(op) if op else None
+        if r is not None and r.opcode == a.opcode:
+            take(n, r)
+            continue
+        lst = left.get((a.opcode, op))
+        if not lst:
+            continue
+        mapped = [c2p.get(o) for o in a.operands]
+        best, score = None, -1
+        for r in lst:
+            if len(r.operands) != len(a.operands):
+                continue
+            if r.opcode == "parameter" and r.parameter_number != a.parameter_number:
+                continue
+            sc, bad = 0, False
+            for po, m in zip(r.operands, mapped):
+                if m is None:
+                    continue
+                if m == po:
+                    sc += 1
+                elif not (constant_like(prev, po) and constant_like(prev, m)):
+                    bad = True  # (the round trip also merges identical constants)
+                    break
+            if not bad and sc > score:
+                best, score = r, sc
+        if best is not None:
+            take(n, best)
