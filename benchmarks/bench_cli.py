@@ -9,8 +9,10 @@ CPU time (user+sys, from getrusage), which a busy machine distorts less. Cases:
   * ``hlodiff --version``;
   * ``hlodiff show FILE`` (text) and ``hlodiff show FILE --format json``;
   * ``hlodiff DIR`` (the before/after pair of the dump directory: the whole diff report);
-each cold (``HLODIFF_NO_CACHE=1`` and a fresh, empty cache directory) and warm (a cache
-directory that one earlier run filled). Python bytecode is cached, as after any install
+each cold (``--no-cache``: the file is parsed, no parsed model is read or stored; the cache
+directory holds only the parser's LALR tables, as after any first run) and warm (a cache
+directory that one earlier run filled); and ``show --format json`` the first run ever
+(``HLODIFF_NO_CACHE=1``, a fresh, empty cache directory: the LALR tables are built too). Python bytecode is cached, as after any install
 (``PYTHONDONTWRITEBYTECODE`` is dropped; a private ``PYTHONPYCACHEPREFIX`` keeps the
 checkout clean; one untimed round fills it). The references, in the same rotation:
 
@@ -79,17 +81,17 @@ def _pair(d: Path) -> tuple[Path, Path]:
 _PYCACHE = tempfile.mkdtemp(prefix="hlodiff-bench-pycache-")
 
 
-def _env(cache_dir: str | None) -> dict[str, str]:
+def _env(cache_dir: str | None, first_ever: bool = False) -> dict[str, str]:
     # Bytecode cached as after any install (pip compiles it), in a private folder so that
     # the checkout is left alone; one untimed round fills it.
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100",
            "PYTHONPYCACHEPREFIX": _PYCACHE}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("HLODIFF_NO_CACHE", None)
-    if cache_dir is None:
+    if first_ever:  # nothing cached at all, not even the parser's LALR tables
         env["HLODIFF_NO_CACHE"] = "1"
-        env["HLODIFF_CACHE_DIR"] = tempfile.mkdtemp(prefix="hlodiff-bench-cold-")
-    else:
+        env["HLODIFF_CACHE_DIR"] = tempfile.mkdtemp(prefix="hlodiff-bench-first-")
+    elif cache_dir is not None:
         env["HLODIFF_CACHE_DIR"] = cache_dir
     return env
 
@@ -132,21 +134,28 @@ def main() -> None:
     py = sys.executable
     hd = [py, "-m", "hlodiff"]
     warm_dir = tempfile.mkdtemp(prefix="hlodiff-bench-warm-")
+    cold_dir = tempfile.mkdtemp(prefix="hlodiff-bench-cold-")
     scratch = Path(tempfile.mkdtemp(prefix="hlodiff-bench-out-"))
     try:
-        # fill the warm cache with both files
+        # fill the warm cache with both files; the cold runs' directory holds only the
+        # parser's LALR tables (as after any first run) and --no-cache keeps parsed models out
         _run(hd + [str(d)], _env(warm_dir), scratch / "fill")
+        _run(hd + ["show", str(before), "--no-cache"], _env(cold_dir), scratch / "fill")
+        nc = ["--no-cache"]
         cases: dict[str, tuple[list[str], str | None]] = {
             "python -c pass": ([py, "-c", "pass"], None),
             "xla FILE": ([py, "-c", _XLA_PARSE, str(after)], None),
             "xla BEFORE+AFTER": ([py, "-c", _XLA_PARSE, str(before), str(after)], None),
-            "hlodiff --version": (hd + ["--version"], None),
-            "show FILE, cold": (hd + ["show", str(after)], None),
+            "hlodiff --version": (hd + ["--version"], cold_dir),
+            "show FILE, cold": (hd + ["show", str(after)] + nc, cold_dir),
             "show FILE, warm": (hd + ["show", str(after)], warm_dir),
-            "show FILE --format json, cold": (hd + ["show", str(after), "--format", "json"], None),
+            "show FILE --format json, cold": (hd + ["show", str(after), "--format", "json"] + nc,
+                                              cold_dir),
             "show FILE --format json, warm": (hd + ["show", str(after), "--format", "json"],
                                               warm_dir),
-            "hlodiff DIR, cold": (hd + [str(d)], None),
+            "show FILE --format json, first run ever": (
+                hd + ["show", str(after), "--format", "json"], None),
+            "hlodiff DIR, cold": (hd + [str(d)] + nc, cold_dir),
             "hlodiff DIR, warm": (hd + [str(d)], warm_dir),
         }
         times: dict[str, list[float]] = {k: [] for k in cases}
@@ -154,18 +163,19 @@ def main() -> None:
         xla_inproc: list[float] = []
         for rep in range(args.repeat + 1):  # round 0: untimed, compiles the bytecode
             for name, (argv, cache) in cases.items():
-                env = _env(cache)
+                env = _env(cache, first_ever=name.endswith("first run ever"))
                 wall, cpu = _run(argv, env, scratch / "out")
                 if rep:
                     times[name].append(wall)
                     cpus[name].append(cpu)
                 if name == "xla FILE" and rep:
                     xla_inproc.append(float((scratch / "out").read_text()))
-                if cache is None:  # the fresh, empty directory of a cold run
+                if env.get("HLODIFF_NO_CACHE"):  # the fresh, empty directory of a first run
                     shutil.rmtree(env["HLODIFF_CACHE_DIR"], ignore_errors=True)
         heavy = _heavy_imports_of_version()
     finally:
         shutil.rmtree(warm_dir, ignore_errors=True)
+        shutil.rmtree(cold_dir, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(_PYCACHE, ignore_errors=True)
 

@@ -51,6 +51,24 @@ def xla_collectives(path: Path) -> dict[str, int]:
     return out
 
 
+def _elements(dims: str) -> int:
+    n = 1
+    for d in filter(None, dims.split(",")):
+        n *= int(d)
+    return n
+
+
+def _shrunk(reason: str, nparts: int) -> bool:
+    """A reason whose 'X -> Y' shapes lost a factor of elements that divides the number of
+    partitions: a per-device shape taken for a reshape. Other reshapes (same size, or a
+    factor no partitioning explains) are real rewrites or mismatches, counted apart."""
+    m = re.search(r"\(\w+\[([\d,]*)\] -> \w+\[([\d,]*)\]\)", reason)
+    if not m:
+        return False
+    g, loc = _elements(m.group(1)), _elements(m.group(2))
+    return loc > 0 and g > loc and g % loc == 0 and nparts % (g // loc) == 0
+
+
 def check(d: Path) -> dict:
     before = next(d.glob("*.before_optimizations.txt"))
     after = next(d.glob("*after_optimizations.txt"))
@@ -67,13 +85,17 @@ def check(d: Path) -> dict:
     unmapped = [c.name for c in cr.collectives if c.mesh_axes is None]
     res = diff_files(before, after)
     bad = [f.before for f in res.instructions if res.summary.get("partitioned")
-           and ("reshaped operands" in f.reason or "moved across" in f.reason)]
+           and ("reshaped operands" in f.reason or "moved across" in f.reason)
+           and _shrunk(f.reason, res.summary["partitioned"])]
+    other = [f.before for f in res.instructions if res.summary.get("partitioned")
+             and ("reshaped operands" in f.reason or "moved across" in f.reason)
+             and f.before not in bad]
     entry = [lc for lc in res.layouts if lc.instruction == "ENTRY"]
     parts = sum(1 for f in res.instructions if "partitioned" in f.reason)
     return {"program": f"{d.parent.name}/{d.name}", "kernels": len(kr.kernels),
             "unnamed": unnamed, "collectives": len(cr.collectives), "xla": len(xla),
             "missing": missing, "wrong_bytes": wrong, "unmapped": unmapped,
-            "reshape_reasons": len(bad), "entry_layout": len(entry), "partitioned": parts,
+            "reshape_reasons": len(bad), "other_reshapes": len(other), "entry_layout": len(entry), "partitioned": parts,
             "bytes": (res.summary.get("bytes_before"), res.summary.get("bytes_after"))}
 
 

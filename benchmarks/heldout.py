@@ -98,17 +98,17 @@ def check(d: Path, main: str) -> dict:
                        if k in ("changed", "only_before", "only_after", "added", "layout_changes")
                        and v}
             row["self_diff"] = changed or "nothing changed"
+            kinds = ((json.loads(r.stdout).get("kernels") or {}).get("after") or {}).get("kinds", {})
+            row["kernel_kinds"] = kinds
+            bad = {k: v for k, v in kinds.items()
+                   if k.lower() in ("custom", "custom call", "custom fusion", "unknown", "other",
+                                    "fusion")}
+            if bad:
+                row["fail"].append(f"kernels of unknown kind: {bad}")
             if changed:
                 row["fail"].append(f"self-diff reports {changed}")
         else:
             row["fail"].append(f"self-diff exit {r.returncode}: {r.stderr.strip()[:120]}")
-    r = _run(["show", str(after), "--format", "json"])
-    if r.returncode == 0:
-        kinds = json.loads(r.stdout).get("kernel_kinds") or {}
-        row["kernel_kinds"] = kinds
-        bad = {k: v for k, v in kinds.items() if k.lower() in ("custom", "unknown", "other")}
-        if bad:
-            row["fail"].append(f"kernels of unknown kind: {bad}")
     if before:
         r = _run([str(before), str(after), "--format", "json"])
         if r.returncode == 0:

@@ -9,6 +9,11 @@ class HlodiffError(Exception):
     exit_code = 2
 
 
+class HloWarning(UserWarning):
+    """Something in the input that hlodiff reads but cannot vouch for (e.g. an attribute a
+    newer XLA writes). The CLI prints it as one ``hlodiff: warning:`` line on stderr."""
+
+
 class HloSyntaxError(HlodiffError):
     """Text that is not HLO at a given position."""
 

@@ -55,9 +55,9 @@ def check_not_input(path: str | os.PathLike, inputs: Iterable[str | os.PathLike 
 
 def _fail(path: str | os.PathLike, e: OSError) -> OutputError:
     why = e.strerror or str(e)
-    if isinstance(e, FileNotFoundError):
-        why = "no such directory" if not os.path.isdir(os.path.dirname(os.path.abspath(path)) or ".") \
-            else why
+    parent = os.path.dirname(os.path.abspath(path)) or "."
+    if isinstance(e, FileNotFoundError) and not os.path.isdir(parent):
+        why = "no such directory"
     return OutputError(f"{path}: cannot write: {why}")
 
 

@@ -17,7 +17,7 @@ PKG = Path(__file__).resolve().parent.parent / "hlodiff"
 
 # lower number = earlier in the pipeline; a module may import only its own or lower layers
 LAYERS = {
-    "errors": 0, "userdirs": 0, "outputs": 0, "textsafe": 0, "units": 0, "jsonout": 0,
+    "errors": 0, "userdirs": 0, "outputs": 0, "textsafe": 0, "units": 0, "jsonout": 0, "display": 0,
     "hlo": 1,
     "dumps": 2,
     "analysis": 3,

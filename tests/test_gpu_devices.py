@@ -236,3 +236,12 @@ def test_two_dimensional_mesh_groups_with_device_order():
     # the model axis of a 2x4 mesh over devices 0..7: two groups of four neighbours
     assert sorted(map(sorted, c.groups)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert c.mesh_axes == ["model"]
+
+
+def test_groups_inside_one_mesh_axis_are_its_sub_axis():
+    from hlodiff.analysis.sharding import Mesh
+
+    mesh = Mesh([("data", 8)])
+    assert mesh.axes_of([[0, 2, 4, 6], [1, 3, 5, 7]]) == ["data[4 of 8]"]
+    assert mesh.axes_of([list(range(8))]) == ["data"]
+    assert Mesh([("data", 2), ("model", 4)]).axes_of([[0, 4], [1, 5], [2, 6], [3, 7]]) == ["data"]

@@ -92,8 +92,6 @@ BAD_TEXTS = {
     "negative_parameter": _module("  ROOT %p = f32[4]{0} parameter(-1)"),
     "duplicate_parameter": _module("  %p = f32[4]{0} parameter(0)\n  %q = f32[4]{0} parameter(0)\n"
                                    "  ROOT %a = f32[4]{0} add(%p, %q)"),
-    "unknown_attribute": _module("  %p = f32[4]{0} parameter(0)\n"
-                                 "  ROOT %n = f32[4]{0} negate(%p), frobnicate=3"),
     "parameter_gap": _module("  %p = f32[4]{0} parameter(1)\n  ROOT %n = f32[4]{0} negate(%p)"),
     "u4_out_of_range": _module("  ROOT %c = u4[] constant(16)"),
     "f16_out_of_range": _module("  ROOT %c = f16[] constant(70000)"),
@@ -489,3 +487,19 @@ def test_graphviz_time_limit_and_termination(tmp_path):
     assert not _alive(int(pidfile.read_text())), "dot outlived hlodiff"
     assert not out.exists()
     no_temp_files(tmp_path)
+
+
+def test_unknown_attribute_is_read_with_one_warning_line(tmp_path):
+    """XLA adds attributes over versions (jax 0.11 writes ``order=TOTAL`` on compare): such a
+    dump is read, exit 0, with one warning line naming file:line:col, on every run (a module
+    that warned is not cached silently)."""
+    f = tmp_path / "newer.hlo"
+    f.write_text(_module("  %p = f32[4]{0} parameter(0)\n"
+                         "  ROOT %n = pred[4]{0} compare(%p, %p), direction=LT, order=TOTAL")
+                 + "\n" * 20000)  # large enough for the parse cache
+    for _ in range(2):
+        r = hlodiff(["show", f], tmp_path)
+        assert r.returncode == 0, r.stderr
+        warn = [ln for ln in r.stderr.splitlines() if ln.startswith("hlodiff: warning:")]
+        assert len(warn) == 1 and f"{f}:5:" in warn[0] and "'order'" in warn[0], r.stderr
+        assert "Traceback" not in r.stderr

@@ -125,6 +125,7 @@ def test_cli_changelog_text_json_and_gate(tmp_path):
     assert r.exit_code == 0, r.output
     assert "Changelog" in r.output and "Added" not in r.output
     assert "× dot → library dot fusion" in r.output
+    assert "FLOPs" in r.output and "peak memory" in r.output  # gpu and memory helpers' figures
     r = CliRunner().invoke(main, [old, new, "--format", "json"])
     j = json.loads(r.output)
     assert j["regression"]["groups"] and j["regression"]["kernels"]

@@ -240,9 +240,27 @@ def analyze_collectives(module: Module, before: Module | None = None) -> Collect
             tuple_parts = len(holder.operands) if len(holder.operands) > 1 and \
                 kind in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all") else 1
             c.merged = max(tuple_parts, _concat_parts(module, comp, inst))
+            if c.merged > 1 and not c.op_name:
+                c.op_name = _parts_origin(comp, inst, holder)
             rep.collectives.append(c)
     _decompositions(module, rep)
     return rep
+
+
+def _parts_origin(comp: Computation, inst: Instruction, holder: Instruction) -> str | None:
+    """Where a merged collective's parts come from: the op_names of the arrays combined
+    (the tuple operands, or the operands of the concatenation the combiner built)."""
+    names = list(holder.operands) if len(holder.operands) > 1 else []
+    if not names and len(inst.operands) == 1 and inst.operands[0] in comp.by_name:
+        names = list(comp.by_name[inst.operands[0]].operands)
+    counts: Counter = Counter()
+    for n in names:
+        op = comp.by_name.get(n)
+        if op is not None and op.op_name:
+            counts[op.op_name] += 1
+    if not counts:
+        return None
+    return "merged from " + ", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts.most_common(4))
 
 
 def _permute_axes(mesh: Mesh, pairs: list[tuple[int, int]]) -> list[str] | None:

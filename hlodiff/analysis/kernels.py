@@ -364,6 +364,8 @@ def fusion_kind(module: Module, inst: Instruction) -> tuple[str, str]:
         return "reduction fusion", (inst.fusion_kind or "")
     if ops["scatter"]:
         return "scatter fusion", (inst.fusion_kind or "")
+    if ops["sort"] or ops["topk"] or ops["top-k"]:  # newer XLA emits sorts/top-k as kCustom fusions with no config
+        return "sort fusion", (inst.fusion_kind or "")
     if work and set(work) <= {"transpose", "copy", "reshape"}:
         return ("transpose" if ops["transpose"] else "copy") + " fusion", (inst.fusion_kind or "")
     if ops["transpose"] and inst.fusion_kind == "kInput":

@@ -16,7 +16,8 @@ Then, as XLA's buffer assignment does:
 
 - a result may take over the buffer of an operand that dies at it, when it reads that
   operand elementwise at the same shape (elementwise ops, loop fusions whose parameter feeds
-  only elementwise ops) or sorts in place; never a buffer a while loop carries;
+  only elementwise ops) or sorts in place; never a buffer a while loop carries or a
+  conditional writes;
 - a temporary goes into an output's allocation when it fits and is dead whenever that
   allocation is in use (largest first, first fit), and costs nothing more;
 - the other temporaries share one heap: the largest sum live at one moment, or, with up to
@@ -94,7 +95,9 @@ class _Sim:
         self.sequence: list[tuple[str, str]] = []  # (computation, instruction) per position
         # (result buffer, [(operand number, operand buffer)] it may take, the fusion or None)
         self.reuse: list[tuple[int, list[tuple[int, int]], Instruction | None]] = []
-        self.loop_state: set[int] = set()  # buffers carried by a while: never taken over
+        # buffers carried by a while or written by a conditional's branches: XLA colocates
+        # them, and a later result never takes one over
+        self.loop_state: set[int] = set()
 
     def new(self, ins: Instruction, comp: str, shape: Shape, kind: str = "temp") -> int:
         b = SimBuffer(len(self.buffers), ins.name, comp, shape.byte_size, kind, shape,
@@ -160,14 +163,20 @@ class _Sim:
             self.use(state)
             return state
         if op == "conditional":
-            out = None
             before = len(self.buffers)
             branches = [c for cs in ins.called.values() for c in cs] or list(ins.calls)
             roots = [self.run(self.m.computation(c), [ops[k + 1]] if k + 1 < len(ops) else [])
                      for k, c in enumerate(branches)]
-            for r in roots:
-                self.zero(r, before)
             out = self.fresh(ins, cname)
+            self.loop_state.update(out)
+            # a branch's result is written into the conditional's buffer: that buffer is in
+            # use from the first branch result on (XLA's flattened live range), once
+            for r in roots:
+                for k, b in enumerate(r):
+                    if b >= before and k < len(out) and self.buffers[b].size:
+                        ob = self.buffers[out[k]]
+                        ob.start = min(ob.start, self.buffers[b].start)
+                self.zero(r, before)
             return out
         if op == "call" and ins.calls:
             return self.run(self.m.computation(ins.calls[0]), ops)

@@ -95,6 +95,14 @@ class Mesh:
                 if got == want:
                     names = [self.axes[i][0] for i in combo if self.axes[i][1] > 1]
                     return names or [self.axes[i][0] for i in combo]
+        # XLA may split an axis into sub-axes (data=8 as 4x2): groups inside one axis's groups
+        size = len(groups[0])
+        for i, (name, n) in enumerate(self.axes):
+            if n <= size or any(len(g) != size for g in groups):
+                continue
+            homes = [set(h) for h in self.groups_over((i,))]
+            if all(any(set(g) <= h for h in homes) for g in groups):
+                return [f"{name}[{size} of {n}]"]
         return None
 
 

@@ -13,6 +13,7 @@ import gc
 import os
 import signal
 import sys
+import warnings
 
 import click
 
@@ -94,12 +95,31 @@ def _stop_children() -> None:
     kill_running()
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings about the input (HloWarning) as one ``hlodiff: warning:`` line each; the
+    first of each text only, and other libraries' warnings as Python shows them."""
+    from ..errors import HloWarning
+
+    if issubclass(category, HloWarning):
+        text = safe_text(str(message), keep_newlines=False)
+        if text not in _shown:
+            _shown.add(text)
+            click.echo(f"hlodiff: warning: {text}", err=True)
+        return
+    _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_shown: set[str] = set()
+_default_showwarning = warnings.showwarning
+
+
 def handle_errors(fn):
     """Run a command with the exits described in this module's docstring."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         guard_rich()
+        warnings.showwarning = _show_warning
         freeze_after_build()  # a command is a short-lived process: see hlo/gcpause.py
         # XLA accepts tuples and calls nested hundreds deep; the model's recursive helpers
         # need more than Python's default 1,000 frames for them.

@@ -23,6 +23,18 @@ def _write(path: str | None, text: str, inputs=(), plain: bool = True) -> None:
     write_output(path, safe_text(text) if plain else text, inputs)
 
 
+_SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".json": "json"}
+
+
+def output_format(fmt: str | None, output: str | None) -> str:
+    """The report format: the one asked for, else the one -o FILE's suffix names, else text."""
+    if fmt:
+        return fmt
+    if output:
+        return _SUFFIX_FORMATS.get(os.path.splitext(output)[1].lower(), "text")
+    return "text"
+
+
 @click.command("diff")
 @click.argument("before", type=click.Path(dir_okay=True))
 @click.argument("after", type=click.Path(dir_okay=True), required=False)
@@ -30,10 +42,10 @@ def _write(path: str | None, text: str, inputs=(), plain: bool = True) -> None:
               help="With a dump directory: the module to diff (default: the largest).")
 @click.option("--mode", type=click.Choice(["auto", "optimization", "regression"]), default="auto",
               show_default=True, help="optimization: unoptimized -> optimized; regression: two optimized modules.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default=None,
+              help="text, json or html (default: from -o FILE's suffix, else text).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the report to FILE (atomically).")
+              help="Write the report to FILE (atomically); .html/.json choose the format.")
 @click.option("--fail-on", "fail_on", multiple=True, metavar="EXPR",
               help="Exit 1 when a gate trips, e.g. 'kernels>40,layout_changes>0' (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), default=40, show_default=True,
@@ -45,7 +57,8 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
     """Explain what XLA's optimizer did to every instruction of BEFORE.
 
     BEFORE and AFTER are HLO text files; a single dump directory (written with
-    XLA_FLAGS=--xla_dump_to=DIR) diffs its largest module's before/after files.
+    XLA_FLAGS=--xla_dump_to=DIR) diffs the module holding the program's work (the most
+    dot/convolution FLOPs and kernels, not JAX's PRNG helpers); --module picks another.
 
     \b
     Fates: kept, fused, folded, merged, rewritten, inlined, removed.
@@ -58,15 +71,18 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
         gates = parse_gates(fail_on)
     except GateError as e:
         raise click.UsageError(str(e)) from None
+    fmt = output_format(fmt, output)
     if fmt == "html" and not output:
         raise click.UsageError("--format html needs -o FILE")
-    from ..dumps.directory import resolve_dump_pair
+    from ..dumps.directory import choice_message, choose_module, resolve_dump_pair
     from ..dumps.loader import load
 
     if after is None or os.path.isdir(before):
         if not os.path.isdir(before):
             raise click.UsageError("give BEFORE and AFTER files, or one dump directory")
-        pair = resolve_dump_pair(before, module_name)
+        pair, others = choose_module(before, module_name)
+        if others:
+            click.echo(safe_text(f"hlodiff: {choice_message(pair, others)}"), err=True)
         if after is not None and os.path.isdir(after):  # regression: same module in two dirs
             other = resolve_dump_pair(after, module_name or pair.name)
             before, after = str(pair.after), str(other.after)
@@ -80,6 +96,12 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
     if svg:
         check_dir_target(svg)
     before_module, after_module = load(before, cache=not no_cache), load(after, cache=not no_cache)
+    if mode != "regression":
+        from ..diff.swapped import swapped_warning
+
+        warning = swapped_warning(before_module, after_module)
+        if warning:
+            click.echo(safe_text(f"hlodiff: warning: {warning}"), err=True)
     result = diff_modules(before_module, after_module, mode=mode)
     try:  # an unknown metric fails here, before anything is written
         tripped = check_gates(gates, result.summary)
@@ -98,10 +120,13 @@ def diff(before, after, module_name, mode, fmt, output, fail_on, limit, svg, no_
             text = json_dumps(result.to_json(), indent=1) + "\n"
     elif fmt == "html":
         from ..report.html import render_html
-        from ..render import find_dot, fusion_svgs
+        from ..render.inline import html_pictures
 
-        figures = fusion_svgs(result, before_module, after_module) if find_dot() else None
-        text = render_html(result, figures)
+        figures, note = html_pictures(result, before_module, after_module,
+                                      pictures.fusions if svg_files is not None else None, output)
+        if note:
+            click.echo(safe_text(f"hlodiff: {note}"), err=True)
+        text = render_html(result, figures, note=note)
     else:
         from ..report.text import render_plain
 

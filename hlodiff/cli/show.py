@@ -94,6 +94,8 @@ def show(file: str, fmt: str, top: int, no_cache: bool) -> None:
 
 
 def _show_directory(directory: str, fmt: str) -> None:
+    from ..dumps.directory import choice_message
+
     pairs = find_dumps(directory)
     if not pairs:
         resolve_dump_pair(directory)  # raises the 'no HLO dumps found' message
@@ -101,7 +103,10 @@ def _show_directory(directory: str, fmt: str) -> None:
         echo_json([{"module": p.module_id, "name": p.name,
                     "before": str(p.before) if p.before else None,
                     "after": str(p.after) if p.after else None,
-                    "bytes": p.size} for p in pairs])
+                    "bytes": p.size,
+                    "kernels": p.work.kernels if p.work else None,
+                    "flops": p.work.flops if p.work else None,
+                    "jax_helper": p.is_jax_helper} for p in pairs])
         return
     from rich.console import Console
     from rich.markup import escape
@@ -109,18 +114,24 @@ def _show_directory(directory: str, fmt: str) -> None:
 
     from ..report.text import _mb
 
-    t = Table(title=f"{len(pairs)} modules in {escape(directory)} (largest first)",
+    t = Table(title=f"{len(pairs)} modules in {escape(directory)} (the program's work first)",
               show_edge=False, pad_edge=False)
     t.add_column("module")
     t.add_column("name", overflow="fold")
+    t.add_column("kernels", justify="right")
+    t.add_column("GFLOP", justify="right")
     t.add_column("size", justify="right")
     t.add_column("files")
     for p in pairs[:25]:
         files = "+".join(k for k, f in (("before", p.before), ("after", p.after)) if f)
-        t.add_row(p.module_id, escape(p.name), _mb(p.size), files)
+        w = p.work
+        t.add_row(p.module_id, escape(p.name), str(w.kernels) if w else "",
+                  f"{w.flops / 1e9:.3g}" if w and w.flops else "", _mb(p.size), files)
     console = Console(highlight=False)
     console.print(t)
     if len(pairs) > 25:
-        console.print(f"... and {len(pairs) - 25} smaller modules")
-    console.print(f"diff the largest: hlodiff {escape(directory)}   "
-                  f"(another: --module NAME)")
+        console.print(f"... and {len(pairs) - 25} more modules")
+    complete = [p for p in pairs if p.before and p.after]
+    if complete:
+        console.print(escape(f"hlodiff {directory} explains {choice_message(complete[0], complete[1:])}"),
+                      overflow="fold")

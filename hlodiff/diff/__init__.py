@@ -37,7 +37,10 @@ def detect_mode(before: Module, after: Module) -> str:
 
 
 def _info(m: Module) -> dict:
-    return {"file": m.path, "module": m.name, "instructions": m.instruction_count}
+    from .counts import ops_count
+
+    return {"file": m.path, "module": m.name, "instructions": m.instruction_count,
+            "entry": m.entry, "ops": ops_count(m)}
 
 
 def diff_modules(before: Module, after: Module, mode: str = "auto") -> DiffResult:
@@ -108,7 +111,7 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     })
     res = DiffResult(mode=mode, before_info=_info(before), after_info=_info(after),
                      instructions=fl, fusions=fus, added=adds, layouts=lays, summary=summary,
-                     by_source=analyses.by_source(fl), regression=reg)
+                     by_source=analyses.by_source(fl), regression=reg, modules=(before, after))
     from .devices import attach_devices  # gpu helper: kernel kinds, collectives, shards
     attach_devices(res, m, before, after)
     t3 = time.perf_counter()

@@ -79,10 +79,27 @@ def fusions(m: Matching, fates: list[InstructionFate]) -> list[FusionInfo]:
     return out
 
 
-def _added_reason(n: Node) -> str:
+def layout_copy(view: View, n: Node) -> tuple[str, str] | None:
+    """(from, to) layouts when ``n`` is a copy that changes its operand's layout, else None
+    (a copy between equal layouts is copy insertion's: buffers that must not alias)."""
+    if n.opcode != "copy" or not n.inst.operands:
+        return None
+    comp = view.module.by_name.get(n.comp)
+    src = comp.by_name.get(n.inst.operands[0]) if comp is not None else None
+    if src is None or src.shape.is_tuple or n.inst.shape.is_tuple:
+        return None
+    lf, lt = src.shape.layout, n.inst.shape.layout
+    if lf is None or lt is None or lf == lt:
+        return None
+    return str(lf), str(lt)
+
+
+def _added_reason(n: Node, view: View | None = None) -> str:
     op = n.opcode
     if op == "copy":
-        return "copy for a layout change or copy insertion"
+        if view is not None and layout_copy(view, n) is not None:
+            return "copy for a layout change (counted in layout changes)"
+        return "copy inserted to keep buffers apart (copy insertion)"
     if op == "transpose":
         return "transpose for a layout change"
     if op == "bitcast":
@@ -116,7 +133,7 @@ def added(m: Matching) -> list[Added]:
                 continue
         elif n.opcode == "constant" and n.fp in bfps:
             continue
-        out.append(Added(n.name, n.comp, n.opcode, n.inst.shape.text, _added_reason(n)))
+        out.append(Added(n.name, n.comp, n.opcode, n.inst.shape.text, _added_reason(n, A)))
     order = {"copy": 0, "transpose": 0, "custom-call": 1, "constant": 3, "bitcast": 4,
              "get-tuple-element": 5, "tuple": 5}
     out.sort(key=lambda a: order.get(a.opcode, 2))
@@ -142,6 +159,11 @@ def layouts(m: Matching) -> list[LayoutChange]:
             continue
         if sb.layout != sa.layout and sb.rank > 1:
             out.append(LayoutChange(a.name, b.name, a.comp, str(sb.layout), str(sa.layout)))
+    for a in A.nodes:  # copies optimization added to change a layout: listed under Added too
+        if a.opcode == "copy" and a.top and a.fusion < 0 and m.a2b[a.idx] < 0:
+            lc = layout_copy(A, a)
+            if lc is not None:
+                out.append(LayoutChange(a.name, None, a.comp, lc[0], lc[1]))
     return out
 
 

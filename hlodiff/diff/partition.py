@@ -36,8 +36,10 @@ def num_partitions(before: Module, after: Module) -> int:
 def shard_ways(global_shape: Shape, local: Shape, nparts: int,
                sharding_text: str | None = None) -> int:
     """Into how many pieces ``global_shape`` was cut to give ``local`` (0: not a shard of it)."""
-    if nparts <= 1 or global_shape.is_tuple or local.is_tuple:
+    if nparts <= 1:
         return 0
+    if global_shape.is_tuple or local.is_tuple:
+        return _tuple_ways(global_shape, local, nparts)
     if global_shape.element_type != local.element_type or global_shape.rank < local.rank:
         return 0
     if global_shape.rank != local.rank:
@@ -66,6 +68,23 @@ def shard_ways(global_shape: Shape, local: Shape, nparts: int,
     return ways
 
 
+def _tuple_ways(global_shape: Shape, local: Shape, nparts: int) -> int:
+    """A tuple is a shard when each element is equal or a shard of its global element; the
+    ways are the largest cut among them (0 when nothing is cut or an element does not fit)."""
+    if not (global_shape.is_tuple and local.is_tuple) or \
+            len(global_shape.tuple_shapes) != len(local.tuple_shapes):
+        return 0
+    ways = 0
+    for g, loc in zip(global_shape.tuple_shapes, local.tuple_shapes):
+        if g == loc or (g.dims == loc.dims and g.element_type == loc.element_type):
+            continue
+        w = shard_ways(g, loc, nparts)
+        if not w:
+            return 0
+        ways = max(ways, w)
+    return ways
+
+
 def _squeezed_ways(g: tuple[int, ...], loc: tuple[int, ...], nparts: int) -> int:
     """Ways, when dims cut down to one piece per device were dropped (``f32[8,128]`` split 8
     ways on dim 0 is ``f32[128]`` per device): align the dims left to right."""
@@ -89,11 +108,29 @@ def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
     """'partitioned N ways (global -> per device)' when ``a`` computes ``b``'s shard."""
     if nparts <= 1:
         return None
-    ways = shard_ways(b.shape, a.shape, nparts, b.attrs.get("sharding"))
+    ways = shard_ways(b.shape, a.shape, nparts,
+                      None if b.shape.is_tuple else b.attrs.get("sharding"))
     if not ways:
-        return None
+        ways = _reshaped_ways(b.shape, a.shape, nparts)
+        if not ways:
+            return None
+        return (f"partitioned {ways} ways and reshaped ({b.shape.dims_text} global -> "
+                f"{a.shape.dims_text} per device)")
     return (f"partitioned {ways} ways ({b.shape.dims_text} global -> "
             f"{a.shape.dims_text} per device)")
+
+
+def _reshaped_ways(g: Shape, loc: Shape, nparts: int) -> int:
+    """A shard that a later pass also reshaped (or widened bf16 -> f32): the element
+    count shrank by a factor > 1 that divides the number of partitions."""
+    if g.is_tuple or loc.is_tuple or loc.num_elements <= 0:
+        return 0
+    same_kind = g.element_type == loc.element_type or (
+        (g.element_type or "")[:1] in "bf" and (loc.element_type or "")[:1] in "bf")
+    if not same_kind or g.num_elements % loc.num_elements:
+        return 0
+    r = g.num_elements // loc.num_elements
+    return r if r > 1 and nparts % r == 0 else 0
 
 
 def same_entry_layouts(before_text: str, after_text: str) -> bool:

@@ -5,8 +5,9 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
     {
       "schema": 1,
       "mode": "optimization" | "regression",
-      "before": {"file": str|null, "module": str, "instructions": int},
-      "after":  {"file": str|null, "module": str, "instructions": int},
+      "before": {"file": str|null, "module": str, "instructions": int, "entry": str,
+                 "ops": int},   # ops: instructions less fused computations' parameters
+      "after":  {"file": str|null, "module": str, "instructions": int, "entry": str, "ops": int},
       "summary": {
         "kept", "fused", "folded", "merged", "rewritten", "inlined", "removed",
         "uncertain": int,
@@ -139,6 +140,33 @@ class FusionInfo:
     unfused_bytes: int = 0
     sources: list[str] = field(default_factory=list)
 
+    def _repr_html_(self) -> str:
+        from ..display import html
+
+        return html(self)
+
+
+@dataclass(slots=True)
+class FusionView:
+    """A fusion of a result with the optimized module it is in: what ``result.fusion(NAME)``
+    returns, so that a notebook can also draw the fused computation."""
+
+    info: FusionInfo
+    after: object | None = field(default=None, repr=False)  # the after Module
+
+    def __getattr__(self, name: str):
+        return getattr(self.info, name)
+
+    def _repr_html_(self) -> str:
+        from ..display import html
+
+        return html(self)
+
+    def _repr_svg_(self) -> str | None:
+        from ..display import svg
+
+        return svg(self)
+
 
 @dataclass(slots=True)
 class Added:
@@ -179,13 +207,67 @@ class DiffResult:
     devices: dict = field(default_factory=dict)  # "kernels", "collectives", "partitioned" (devices.py)
     _index: dict | None = None
 
-    def fate_of(self, computation: str, name: str) -> InstructionFate | None:
+    modules: tuple | None = field(default=None, repr=False)  # (before, after) Modules
+    _by_name: dict | None = None
+
+    def fate_of(self, computation: str, name: str | None = None) -> InstructionFate | None:
+        """The fate of one before instruction: ``fate_of(NAME)``, or ``fate_of(COMPUTATION,
+        NAME)`` when the name is in several computations (ValueError lists them)."""
+        if name is None:
+            return self._fate_by_name(computation.lstrip("%"))
         if self._index is None:
             idx: dict = {}
             for f in self.instructions:
                 idx.setdefault((f.computation, f.before), f)
             self._index = idx
         return self._index.get((computation.lstrip("%"), name.lstrip("%")))
+
+    def _fate_by_name(self, name: str) -> InstructionFate | None:
+        if self._by_name is None:
+            by: dict = {}
+            for f in self.instructions:
+                by.setdefault(f.before, []).append(f)
+            self._by_name = by
+        found = self._by_name.get(name)
+        if not found:
+            return None
+        comps = sorted({f.computation for f in found})
+        if len(comps) > 1:
+            raise ValueError(f"instruction {name!r} is in {len(comps)} computations "
+                             f"({', '.join(comps[:10])}{', ...' if len(comps) > 10 else ''}); "
+                             f"name one: result.fate_of({comps[0]!r}, {name!r})")
+        if len({f.fate for f in found}) > 1:  # a callee's instruction, per call site
+            sites = "; ".join(f"at {f.call_site}: {f.fate}" for f in found[:10])
+            raise ValueError(f"instruction {name!r} of {comps[0]} has different fates at its "
+                             f"call sites ({sites}); see [f for f in result.instructions "
+                             f"if f.before == {name!r}]")
+        return found[0]
+
+    def fusion(self, name: str) -> "FusionView":
+        """One fusion of the result by name (``fusion.3``), for a notebook: it shows as a
+        table and, with Graphviz, as a picture of the fused computation."""
+        name = name.lstrip("%")
+        for f in self.fusions:
+            if f.name == name:
+                return FusionView(f, self.modules[1] if self.modules else None)
+        names = ", ".join(f.name for f in self.fusions[:8])
+        raise KeyError(f"no fusion {name!r} in the result (fusions: {names}"
+                       f"{', ...' if len(self.fusions) > 8 else ''})")
+
+    def __repr__(self) -> str:
+        b, a, s = self.before_info, self.after_info, self.summary
+        keys = FATES if self.mode == "optimization" else ("unchanged", "changed", "only_before",
+                                                          "only_after")
+        counts = ", ".join(f"{s[k]} {k}" for k in keys if s.get(k))
+        names = b["module"] if b["module"] == a["module"] else f"{b['module']} vs {a['module']}"
+        return (f"<DiffResult {self.mode} {names}: {b['instructions']} -> {a['instructions']} "
+                f"instructions, kernels {s.get('kernels_before', 0)} -> "
+                f"{s.get('kernels_after', 0)}; {counts}; {len(self.fusions)} fusions>")
+
+    def _repr_html_(self) -> str:
+        from ..display import html
+
+        return html(self)
 
     def to_json(self) -> dict:
         return {

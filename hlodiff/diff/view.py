@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from ..hlo.frames import user_location
 from ..hlo.model import Computation, Instruction, Module
 
 # Opcodes whose to_apply/called computations belong to the instruction (not expanded).
@@ -88,6 +89,8 @@ class View:
         # (control node, role, computation, root node, parameter nodes by number)
         self.bodies: list[tuple[int, str, str, int, list[int]]] = []
         self._src_cache: dict[int, tuple | None] = {}
+        self._loc_cache: dict[int, str | None] = {}
+        self._key_fid: dict[tuple, int] = {}  # a source key -> a frame id that made it
         self._dims_cache: dict[str, str] = {}
         self.entry_params: dict[int, int] = {}
         self.entry_root: int = -1
@@ -110,6 +113,8 @@ class View:
             s = self._src_cache.get(fid, 0)
             if s == 0:
                 s = self._src_cache[fid] = self._frame_key(fid)
+                if s is not None:
+                    self._key_fid.setdefault(s, fid)
             if s is not None:
                 return s
         if md.source_file:
@@ -140,6 +145,17 @@ class View:
         return n.idx
 
     def location(self, n: Node) -> str | None:
+        """``file:line`` of the user's own frame (not a library's), when known."""
+        md = n.inst.metadata
+        fid = md.stack_frame_id if md is not None else None
+        if not fid and n.src is not None:  # a called computation's instruction: its call site's
+            fid = self._key_fid.get(n.src)
+        if fid:
+            loc = self._loc_cache.get(fid, 0)
+            if loc == 0:
+                loc = self._loc_cache[fid] = user_location(self.module.tables, fid)
+            if loc:
+                return loc
         s = n.src
         if not s:
             return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 import stat
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Optional, Tuple
 import msgspec
 
 from .. import __version__
+from ..errors import HloWarning
 from ..hlo.gcpause import gc_paused
 from ..hlo.model import (_NO_CALLS, _NO_EXTRA, Computation, Instruction, Layout, Metadata,
                          Module, Shape, StackTables)
@@ -268,6 +270,11 @@ def cached_parse(text: str, path: str | None = None, use_cache: bool = True) -> 
             except OSError:
                 pass
             return module
-    module = parse(text, path)
-    _store(d, f, module)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HloWarning)
+        module = parse(text, path)
+    for w in caught:  # shown as they would have been; a module that warned is not stored,
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)  # so every load warns
+    if not any(issubclass(w.category, HloWarning) for w in caught):
+        _store(d, f, module)
     return module

@@ -242,13 +242,27 @@ class StackTables:
                 self.function_names.get(loc.get("function_name_id", -1)),
                 loc.get("line"))
 
+    def parent_shift(self) -> int:
+        """How much XLA's printer added to ``parent_frame_id``: 1 or 0.
+
+        jaxlib 0.10's XLA prints each frame's parent id one higher than the frame it means,
+        so the outermost frame names itself as parent (frame 2, called from frame 1, prints
+        ``parent_frame_id=2``). A frame cannot be its own parent, so a table where one does
+        is shifted; otherwise the ids are taken as written.
+        """
+        for fid, fr in self.stack_frames.items():
+            if fr.get("parent_frame_id") == fid:
+                return 1
+        return 0
+
     def stack(self, frame_id: int) -> list[tuple[str | None, str | None, int | None]]:
         """Innermost-first call stack of a frame id."""
         out, seen = [], set()
+        shift = self.parent_shift() if self.stack_frames else 0
         while frame_id and frame_id not in seen and frame_id in self.stack_frames:
             seen.add(frame_id)
             out.append(self.frame(frame_id))
-            frame_id = self.stack_frames[frame_id].get("parent_frame_id", 0)
+            frame_id = self.stack_frames[frame_id].get("parent_frame_id", 0) - shift
         return out
 
 
@@ -282,6 +296,20 @@ class Module:
     @property
     def instruction_count(self) -> int:
         return sum(len(c.instructions) for c in self.computations)
+
+    def __repr__(self) -> str:
+        return (f"<Module {self.name}: {self.instruction_count} instructions in "
+                f"{len(self.computations)} computations{', ' + self.path if self.path else ''}>")
+
+    def _repr_html_(self) -> str:
+        from ..display import html
+
+        return html(self)
+
+    def _repr_svg_(self) -> str | None:
+        from ..display import svg
+
+        return svg(self)
 
     def to_dict(self) -> dict:
         return {

@@ -4,12 +4,13 @@ lexer's tokens, with the callbacks of :mod:`.builder` making the model as rules 
 from __future__ import annotations
 
 import itertools
+import warnings
 import threading
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
-from ..errors import HloSyntaxError
+from ..errors import HloSyntaxError, HloWarning
 from .lexer import HloLexer, tokenize
 from .gcpause import gc_paused
 from .grammarfile import grammar_text  # noqa: F401  (re-exported: parser.grammar_text)
@@ -129,7 +130,7 @@ def parse(text: str, path: str | None = None) -> Module:
                 raise HloSyntaxError(text, 0, "an HLO module ('HloModule name' or a computation)",
                                      found="an empty file")
             module = _driver().run(tokenize(text), text, ctx)
-            validate(module, text)
+            notes = validate(module, text)
         except HloSyntaxError as e:
             raise e.with_path(path) if path else e
         except UnexpectedToken as e:
@@ -155,6 +156,9 @@ def parse(text: str, path: str | None = None) -> Module:
     with gc_paused():
         uniquify_instruction_names(module)
     module.path = path
+    for note in notes:
+        warnings.warn(HloWarning(f"{note.with_path(path) if path else note}; read anyway "
+                                 "(written by a newer XLA?)"), stacklevel=2)
     return module
 
 

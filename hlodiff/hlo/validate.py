@@ -89,9 +89,17 @@ class _Where:
         return HloSyntaxError(self.text, pos, expected, found=found)
 
 
-def validate(module: Module, text: str) -> None:
-    """Raise HloSyntaxError at the first thing XLA's parser would reject."""
+_MAX_NOTES = 20  # unknown attributes noted per module (one is enough to tell the user)
+
+
+def validate(module: Module, text: str) -> list[HloSyntaxError]:
+    """Raise HloSyntaxError at the first thing XLA's parser would reject.
+
+    Returns notes: what XLA of this hlodiff's time would reject but a newer XLA may write
+    (unknown attribute names), for the caller to show as warnings.
+    """
     where = _Where(text)
+    notes: list[HloSyntaxError] = []
     comps = module.by_name
     async_callers: dict[str, Instruction] = {}
     shapes_ok: set[int] = set()
@@ -109,9 +117,12 @@ def validate(module: Module, text: str) -> None:
                                       f"'{callee}' called by '{inst.name}'", callee)
             _check_numeric_attrs(where, inst)
             for key in inst.attrs:
-                if key not in KNOWN_ATTRIBUTES:
-                    raise where.error(inst, inst.line, "an attribute XLA knows",
-                                      f"'{key}' on '{inst.name}'", key + "=")
+                if key not in KNOWN_ATTRIBUTES and len(notes) < _MAX_NOTES:
+                    # XLA adds attributes over versions (jax 0.11 writes `order=` on
+                    # compare): a dump from a newer XLA must still be read, so an unknown
+                    # name is a note the caller turns into a warning, never a rejection
+                    notes.append(where.error(inst, inst.line, "an attribute XLA knows",
+                                             f"'{key}' on '{inst.name}'", key + "="))
             for pred in inst.control_predecessors:
                 if pred not in comp.by_name:
                     raise where.error(inst, inst.line, f"a control predecessor defined in "
@@ -157,6 +168,7 @@ def validate(module: Module, text: str) -> None:
                               "parameter(")
     if module.entry not in comps:
         raise HloSyntaxError(text, 0, "an ENTRY computation", found="none")
+    return notes
 
 
 # Opcodes XLA cannot build without an operand (its parser says so, or shape inference fails).
@@ -172,6 +184,9 @@ reduce-precision select-and-scatter batch-norm-training batch-norm-inference bat
 all-reduce all-gather reduce-scatter all-to-all collective-permute fft cholesky
 triangular-solve get-dimension-size set-dimension-size top-k stochastic-convert
 """.split())
+# CustomCallApiVersion values XLA accepts in text (API_VERSION_UNSPECIFIED is refused).
+_API_VERSIONS = frozenset({"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                           "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"})
 # Opcodes whose dimensions={...} names exactly one dimension.
 _ONE_DIMENSION = frozenset({"all-gather", "all-gather-start", "reduce-scatter",
                             "get-dimension-size", "set-dimension-size"})
@@ -190,6 +205,10 @@ def _check_opcode_rules(where: _Where, comp, inst: Instruction) -> None:
         if any(d < 0 for d in dims):
             raise where.error(inst, inst.line, "dimension numbers >= 0",
                               str(min(dims)), "dimensions=")
+    api = inst.attrs.get("api_version")
+    if api is not None and api not in _API_VERSIONS:
+        raise where.error(inst, inst.line, "a custom-call API version (" +
+                          ", ".join(sorted(_API_VERSIONS)) + ")", api, api)
     if op in ("recv", "infeed") and not inst.shape.is_tuple and inst.shape.text:
         raise where.error(inst, inst.line, f"a tuple result shape for {op}", inst.shape.text,
                           inst.shape.text)

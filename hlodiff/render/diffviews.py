@@ -246,12 +246,15 @@ def diff_pictures(result: Any, before: Module, after: Module,
 
 
 def _layout_all(jobs, timeout: float) -> list[str]:
+    from .fast import fast_layout
+
     dot = require_dot()
 
     def one(job):
         kind, name, g = job
         if isinstance(g, str):
             return _placeholder(g)
+        fast_layout(g)
         return run_dot(g.source(), "svg", timeout, dot).decode("utf-8")
 
     workers = max(1, min(8, os.cpu_count() or 1))

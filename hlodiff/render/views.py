@@ -7,8 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-import networkx as nx
-
 from ..errors import InputError
 from ..hlo.graph import computation_graph
 from ..hlo.model import Computation, Instruction, Module
@@ -326,6 +324,8 @@ def focus_picture(module: Module, name: str, radius: int = 2) -> DotGraph:
             break
     if comp is None:
         raise InputError(f"no instruction %{name} in {module.name}")
+    import networkx as nx  # here, not at the top: `hlodiff BEFORE AFTER` never needs it (speed)
+
     cg = computation_graph(comp)
     keep = set(nx.ego_graph(cg.to_undirected(as_view=True), name, radius=max(radius, 0)))
     g = _graph(f"{module.name}: %{name} in %{comp.name}, radius {radius}")

@@ -24,10 +24,13 @@ def totals(result: DiffResult) -> list[tuple[str, str, str]]:
     s = result.summary
     rows = [("kernels", str(s.get("kernels_before", 0)), str(s.get("kernels_after", 0))),
             ("bytes moved", _size(s.get("bytes_before", 0)), _size(s.get("bytes_after", 0)))]
-    for key, label, fmt in (("flops", "FLOPs", _count), ("peak_bytes", "peak memory", _size)):
-        b, a = s.get(f"{key}_before"), s.get(f"{key}_after")
-        if b is not None and a is not None:
-            rows.append((label, fmt(b), fmt(a)))
+    kinds = (getattr(result, "devices", None) or {}).get("kernels") or {}
+    kb, ka = kinds.get("before") or {}, kinds.get("after") or {}
+    if kb.get("flops") is not None and ka.get("flops") is not None:  # analysis/kernels.py
+        rows.append(("FLOPs", _count(kb["flops"]), _count(ka["flops"])))
+    b, a = s.get("peak_bytes_before"), s.get("peak_bytes_after")  # diff/memory.py
+    if b is not None and a is not None:
+        rows.append(("peak memory", _size(b), _size(a)))
     return rows
 
 

@@ -322,7 +322,8 @@ def _instructions(result: DiffResult, fusions: set[str], pictures: dict[str, str
     return out
 
 
-def render_html(result: DiffResult, pictures: dict[str, str] | None = None) -> str:
+def render_html(result: DiffResult, pictures: dict[str, str] | None = None,
+                note: str | None = None) -> str:
     """The page. ``pictures`` maps a fusion name to inline SVG text shown under its row
     (trusted: produced by hlodiff's own renderer, embedded as is)."""
     pictures = pictures or {}
@@ -336,6 +337,8 @@ def render_html(result: DiffResult, pictures: dict[str, str] | None = None) -> s
                f"<div class='files'>before: <code>{_h(str(b['file']))}</code> "
                f"({b['instructions']} instructions)<br>after: <code>{_h(str(a['file']))}</code> "
                f"({a['instructions']} instructions)</div>")
+    if note:
+        out.append(f"<p class='muted'>{_h(note)}</p>")
     nav = [("summary", "Summary"), ("legend", "Legend")]
     if result.fusions:
         nav.append(("fusions", f"Fusions ({len(result.fusions)})"))

@@ -17,6 +17,8 @@ from rich.markup import escape as _e
 from rich.table import Table
 
 from ..diff.result import FATES, DiffResult
+from ..hlo.frames import display_path
+from ..units import format_bytes
 
 # rare, surprising fates first; the bulk (fused, kept) last
 FATE_ORDER = {"folded": 0, "merged": 1, "removed": 2, "rewritten": 3, "inlined": 4,
@@ -30,11 +32,8 @@ _WHAT = {"folded": "became constants", "merged": "duplicates removed (CSE)",
 
 
 def _mb(n: int) -> str:
-    if n >= 1 << 20:
-        return f"{n / (1 << 20):.1f} MiB"
-    if n >= 1 << 10:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n} B"
+    """Bytes in the unit that reads best (B, KiB, MiB, GiB): the shared helper's format."""
+    return format_bytes(n)
 
 
 def _short(n: int) -> str:
@@ -62,6 +61,14 @@ def _list(names: list[str], width: int) -> str:
         out.append(n)
         used += len(n) + (2 if len(out) > 1 else 0)
     return ", ".join(out)
+
+
+def _before_cell(f, entry: str | None) -> str:
+    """``dot.3 (dot)``, with `` [region_2]`` when it is not in the entry computation."""
+    cell = f"{f.before} ({f.opcode})" if f.opcode else f.before
+    if entry and f.computation and f.computation != entry:
+        cell += f" [{f.computation}]"
+    return cell
 
 
 def _table(title: str, width: int) -> Table:
@@ -116,10 +123,12 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
                   + (f" vs {_e(str(a['module']))}" if a["module"] != b["module"] else ""))
     kb, ka = s.get("kernels_before", 0), s.get("kernels_after", 0)
     bb, ba = s.get("bytes_before", 0), s.get("bytes_after", 0)
-    console.print(f"  kernels      [bold]{kb} -> {ka}[/bold]{_pct(kb, ka)}")
+    console.print(f"  kernels      [bold]{kb} -> {ka}[/bold]{_pct(kb, ka)}  [dim]what runs: no "
+                  "parameters, constants, tuples[/dim]", overflow="fold")
     console.print(f"  bytes moved  {_mb(bb)} -> {_mb(ba)}{_pct(bb, ba)}")
-    console.print(f"  instructions {b['instructions']} -> {a['instructions']}; "
-                  f"{s.get('fusions', 0)} fusions, {s.get('added', 0)} added, "
+    console.print(f"  instructions {b.get('ops', b['instructions'])} -> "
+                  f"{a.get('ops', a['instructions'])}  [dim]fusion parameters not counted[/dim]")
+    console.print(f"  after        {s.get('fusions', 0)} fusions, {s.get('added', 0)} added, "
                   f"{s.get('layout_changes', 0)} layout changes")
     keys = FATES if opt else ("changed", "only_before", "only_after", "unchanged")
     keys = sorted(keys, key=lambda k: FATE_ORDER.get(k, 5))
@@ -141,7 +150,9 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
         hold_w = max(10, width - name_w - (6 + 3 + 6 + 7) - 5)
         for col, w, right in (("fusion", name_w, False), ("kind", 6, False), ("ops", 3, True),
                               ("r+w", 6, True), ("saved", 7, True), ("holds", hold_w, False)):
-            t.add_column(col, width=w, no_wrap=True, overflow="ellipsis",
+            # names wrap (never cut: a cut name cannot be looked up); the list is fitted
+            t.add_column(col, width=w, no_wrap=col != "fusion",
+                         overflow="fold" if col == "fusion" else "ellipsis",
                          justify="right" if right else "left")
         for f in fusions[:limit]:
             saved = f.unfused_bytes - f.bytes_read - f.bytes_written
@@ -178,23 +189,25 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
         if fate == "merged":
             _merged(console, rows, label, width, limit)
             continue
-        name_w = min(max(len(f.before) for f in rows[:limit]), max(12, width // 3))
+        entry = b.get("entry")
+        cells = [_before_cell(f, entry) for f in rows[:limit]]
+        name_w = min(max(len(c) for c in cells), max(12, width // 3))
         wide = width >= 110
         t = _table(label, width)
-        t.add_column("before", no_wrap=True, overflow="ellipsis", max_width=name_w)
-        t.add_column("became", no_wrap=True, overflow="ellipsis", max_width=max(10, width // 5))
+        t.add_column("before (opcode)", overflow="fold", max_width=name_w)
+        t.add_column("became", overflow="fold", max_width=max(10, width // 5))
         if wide:
             t.add_column("in kernel", no_wrap=True, overflow="ellipsis", max_width=30)
         t.add_column("why", overflow="fold", ratio=1)
-        for f in rows[:limit]:
+        for f, cell in zip(rows[:limit], cells):
             became = f.after or ""
             why = f.reason
             if wide:
-                t.add_row(_e(f.before), _e(became), _e(f.fusion or ""), _e(why))
+                t.add_row(_e(cell), _e(became), _e(f.fusion or ""), _e(why))
                 continue
             if f.fusion and f.fusion not in why:
                 why += f" [in {f.fusion}]"
-            t.add_row(_e(f.before), _e(became), _e(why))
+            t.add_row(_e(cell), _e(became), _e(why))
         console.print(t)
         if len(rows) > limit:
             console.print(f"  ... {len(rows) - limit} more {fate} (--limit 0 or --format json)")
@@ -223,12 +236,12 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
     render_devices(result, console, limit)
     if result.by_source:
         t = _table("Source lines -> kernels", width)
-        t.add_column("source", no_wrap=True, overflow="ellipsis", max_width=max(16, width // 3))
+        t.add_column("source", overflow="fold", max_width=max(16, width // 3))
         t.add_column("ops", justify="right", no_wrap=True)
         t.add_column("kernels", overflow="fold", ratio=1)
         for d in result.by_source[:limit]:
             ks = d["kernels"]
-            t.add_row(_e(d["source"]), str(d["instructions"]),
+            t.add_row(_e(display_path(d["source"])), str(d["instructions"]),
                       _e(_list(ks, 3 * max(20, width - 30)) if ks else "(none)"))
         console.print(t)
         if len(result.by_source) > limit:
