@@ -412,3 +412,32 @@ def test_private_jax_helpers_and_the_users_lambda():
     assert helper("jit__normal") and helper("jit__threefry_split") and helper("jit__randint")
     assert not helper("jit__lambda")  # jax.jit(lambda ...): the user's own step
     assert not helper("jit_train_step") and not helper("jit_multiply")
+
+
+@pytest.mark.slow
+def test_eager_jnp_call_is_not_chosen_over_a_small_step(tmp_path):
+    """A jnp function called outside jit compiles to its own module (``jit_unstack``) whose
+    instructions all come from the one line that called it; the user's step, even a small
+    one with no dot and fewer kernels, spans several lines and is the module chosen."""
+    import subprocess
+    import sys
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "import jax, jax.numpy as jnp\n"
+        "x = jnp.arange(48.0).reshape(6, 8)\n"
+        "parts = jnp.unstack(x)\n"
+        "def step(a, b):\n"
+        "    c = jnp.sin(a) * 2.0\n"
+        "    d = c + jnp.cos(b)\n"
+        "    return (d * 3.0).sum()\n"
+        "jax.jit(step)(parts[0], parts[1]).block_until_ready()\n")
+    dump = tmp_path / "dump"
+    env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={dump} --xla_dump_hlo_as_text",
+               JAX_PLATFORMS="cpu")
+    subprocess.run([sys.executable, str(prog)], env=env, check=True, timeout=120)
+    from hlodiff.dumps.directory import choose_module, find_dumps
+
+    names = {p.name for p in find_dumps(dump, rank=False)}
+    assert "jit_unstack" in names and "jit_step" in names, names
+    assert choose_module(dump)[0].name == "jit_step"

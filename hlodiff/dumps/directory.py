@@ -21,7 +21,10 @@ compiles outside ``jit`` (``jit__normal``, ``jit__randint``, ``jit__threefry_spl
 one-op eager modules (``jit_multiply``); the PRNG helpers are often the largest files. The
 choice ranks by work, read from the optimized text in one linear scan: modules of JAX's
 private functions (``jit__*``) last, then modules with no source line of the user's, then
-the most dot/convolution FLOPs, then the most kernels (top-level instructions that run).
+modules whose every instruction comes from one source location (a ``jnp`` function the
+program called eagerly, such as ``jit_unstack``; the step the user wrote spans several
+lines), then the most dot/convolution FLOPs, then the most kernels (top-level instructions
+that run).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ _LHS_CONTRACT = re.compile(r'lhs_contracting_dims=\{([0-9,]*)\}|"lhs_contracting
 _LIBRARY_GEMM = re.compile(r'custom_call_target="[^"]*(?:gemm|matmul)')
 _DIM_LABELS = re.compile(r"dim_labels=[^_\s]*_([^-\s]*)->")
 _USER_CODE = re.compile(r"stack_frame_id=\d|source_file=")
+_LOCATION = re.compile(r'stack_frame_id=(\d+)|source_file="([^"]*)" source_line=(\d+)')
 
 
 @dataclass
@@ -62,6 +66,7 @@ class ModuleWork:
     flops: int = 0
     dots: int = 0
     user_ops: int = 0  # instructions with a source location (the user's program)
+    locations: int = 0  # distinct source locations: 1 for a jnp function called eagerly
 
 
 @dataclass
@@ -138,6 +143,7 @@ def scan_work(path: str | os.PathLike) -> ModuleWork:
     per_comp: dict[str, int] = {}
     comp = ""
     dims: dict[str, str] = {}
+    places: set[str] = set()  # up to two distinct source locations
     try:
         f = open(path, encoding="utf-8", errors="replace")
     except OSError:
@@ -163,6 +169,10 @@ def scan_work(path: str | os.PathLike) -> ModuleWork:
             op = om.group(1)
             if _USER_CODE.search(rest):
                 work.user_ops += 1
+                if len(places) < 2:
+                    lm = _LOCATION.search(rest)
+                    if lm:
+                        places.add(lm.group(0))
             if op in ("dot", "convolution") or (op == "custom-call" and _LIBRARY_GEMM.search(rest)):
                 work.dots += 1
                 work.flops += _flops(rest, op, dims)
@@ -175,12 +185,18 @@ def scan_work(path: str | os.PathLike) -> ModuleWork:
             if op not in _FREE:
                 per_comp[comp] = per_comp.get(comp, 0) + 1
     work.kernels = sum(n for c, n in per_comp.items() if c not in fused)
+    work.locations = len(places)
     return work
 
 
 def _rank_key(p: DumpPair) -> tuple:
     w = p.work or ModuleWork()
-    return (p.is_jax_helper, w.user_ops == 0, -w.flops, -w.kernels, -p.size, p.module_id)
+    # a module all of whose instructions come from one source location is one call the
+    # program made eagerly (jnp.unstack(x) outside jit compiles to its own jit_unstack);
+    # the step the user wrote spans several lines, so it ranks first at equal standing
+    one_call = w.locations <= 1
+    return (p.is_jax_helper, w.user_ops == 0, one_call, -w.flops, -w.kernels, -p.size,
+            p.module_id)
 
 
 def find_dumps(directory: str | os.PathLike, rank: bool = True) -> list[DumpPair]:
