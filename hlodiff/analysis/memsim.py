@@ -12,21 +12,26 @@ conditional's buffer), in-place updates (``dynamic-update-slice``/``scatter``, a
 root of a fusion, and ``output_to_operand_aliasing`` custom calls), asynchronous ``-done``
 ops, and outputs that ``input_output_alias`` (donation) places in a parameter's buffer.
 
-Then, as XLA's buffer assignment does:
+Then, as XLA's buffer assignment does, in its order:
 
-- a result may take over the buffer of an operand that dies at it, when it reads that
-  operand elementwise at the same shape (elementwise ops, loop fusions whose parameter feeds
-  only elementwise ops) or sorts in place; never a buffer a while loop carries or a
-  conditional writes;
+- an output may take over the buffer of an operand that dies at it, when it reads that
+  operand elementwise (elementwise ops, loop fusions whose parameter reaches the root only
+  through elementwise ops: at the same shape on CPU; on GPU, XLA's fusion hint, also through
+  bitcasts at the same element count) or sorts in place; never a buffer a while loop carries
+  or a conditional writes, nor a value the operand does not define itself (one reached
+  through a get-tuple-element or bitcast);
 - a temporary goes into an output's allocation when it fits and is dead whenever that
   allocation is in use (largest first, first fit), and costs nothing more;
+- then the same sharing among temporaries; a result whose dying operand sits in an output's
+  allocation joins it when nothing else lives there meanwhile;
 - the other temporaries share one heap: the largest sum live at one moment, or, with up to
-  3,000 of them, a best-fit packing largest first when its gaps make the heap larger.
+  3,000 of them, a best-fit packing (largest first and longest-lived first, the smaller
+  kept) when its gaps make the heap larger.
 
 The estimate is parameters + outputs + constants (each its own allocation in XLA) plus that
 heap. ``low_bytes`` counts outputs only from their definition on. Where XLA's rules differ
 (conditional branches, which values interfere at the step an output is written), the figure
-differs: benchmarks/RESULTS.md has it against XLA's total on 80 programs.
+differs: benchmarks/RESULTS.md has it against XLA's total on 91 programs.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from ..hlo.model import Computation, Instruction, Module, Shape
 
 _SHARE = {"bitcast", "get-tuple-element", "tuple", "while", "optimization-barrier",
           "add-dependency"}
+_THROUGH = ("get-tuple-element", "bitcast")  # operands that pass on another's value
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
 _TIMED = ("temp", "output")  # kinds whose bytes count only while live
 _ELEMENTWISE = frozenset(  # HLO opcode names
@@ -98,6 +104,7 @@ class _Sim:
         # buffers carried by a while or written by a conditional's branches: XLA colocates
         # them, and a later result never takes one over
         self.loop_state: set[int] = set()
+        self.gpu = _is_gpu(module)
 
     def new(self, ins: Instruction, comp: str, shape: Shape, kind: str = "temp") -> int:
         b = SimBuffer(len(self.buffers), ins.name, comp, shape.byte_size, kind, shape,
@@ -192,7 +199,11 @@ class _Sim:
             out = self.fusion(ins, cname, ops)
             if ins.fusion_kind == "kLoop" and len(out) == 1 and not ins.shape.is_tuple \
                     and ins.calls:
-                self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o], ins))
+                # XLA shares only a value the operand itself defines: one reached through a
+                # get-tuple-element or bitcast is defined elsewhere and is not shared
+                self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o
+                                            if comp[ins.operands[k]].opcode not in _THROUGH],
+                                   ins))
             return out
         if op == "sort":  # sorts in place: each result may take its operand's dying buffer
             out = self.fresh(ins, cname)
@@ -239,30 +250,59 @@ class _Sim:
         return out
 
 
-def _elementwise_params(fc: Computation, shape: Shape) -> set[int]:
-    """Parameters of a fused computation read only elementwise at the output's shape: the
-    fusion may write its result over them."""
+def _elementwise_params(fc: Computation, shape: Shape, gpu: bool) -> set[int]:
+    """Parameters of a fused computation whose every path to the root is elementwise: the
+    fusion may write its result over them. XLA's generic rule (CPU) wants the parameter's
+    shape equal to the output's and only elementwise ops on the way; the GPU backend's hint
+    also allows bitcasts and a parameter of another shape with as many elements of the same
+    type."""
     users: dict[str, list[Instruction]] = {}
     for i in fc.instructions:
         for o in i.operands:
             users.setdefault(o, []).append(i)
-    out = set()
-    for p in fc.parameters:
-        us = users.get(p.name, [])
-        if p.shape.dims == shape.dims and p.shape.element_type == shape.element_type and us and all(
-                u.opcode in _ELEMENTWISE and u.shape.dims == shape.dims for u in us):
-            out.add(p.parameter_number)
-    return out
+    n = _elements(shape)
+    ok: dict[str, bool] = {}  # instruction -> every path from it to the root is elementwise
+    for i in reversed(fc.instructions):  # users come after their operands
+        us = users.get(i.name, [])
+        ok[i.name] = i.name == fc.root or (bool(us) and all(
+            ok.get(u.name, False) and ((gpu and u.opcode == "bitcast") or (
+                u.opcode in _ELEMENTWISE and (_elements(u.shape) == n if gpu
+                                              else u.shape.dims == shape.dims))) for u in us))
+
+    return {p.parameter_number for p in fc.parameters
+            if not p.shape.is_tuple and (_elements(p.shape) == n if gpu
+                                         else p.shape.dims == shape.dims)
+            and p.shape.element_type == shape.element_type and ok.get(p.name, False)}
 
 
-def _share_dying_operands(sim: _Sim) -> None:
-    """An elementwise result (or loop fusion) may be written into an operand's buffer that dies
-    at it, as XLA's buffer assignment does; the two then count once."""
-    taken: set[int] = set()
+def _is_gpu(module: Module) -> bool:
+    """Whether XLA's GPU backend compiled the module: its instructions carry GPU backend
+    configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton."""
+    for ins in module.entry_computation.instructions:
+        cfg = ins.attrs.get("backend_config", "")
+        if "operation_queue_id" in cfg or "__triton" in cfg or \
+                ins.attrs.get("custom_call_target", "").strip('"').startswith(("__cublas", "__cudnn")):
+            return True
+    return False
+
+
+def _elements(s: Shape) -> int:
+    n = 1
+    for d in s.dims:
+        n *= d
+    return n
+
+
+def _share_dying_operands(sim: _Sim, kind: str, taken: set[int],
+                          busy: dict[int, list[tuple[int, int]]] | None = None) -> None:
+    """An elementwise result (or loop fusion) of ``kind`` may be written into an operand's
+    buffer that dies at it, as XLA's buffer assignment does; the two then count once.
+    A temporary placed in an output's allocation stays there; a result taking it over joins
+    that allocation when nothing else lives there meanwhile (``busy``: its occupied ranges)."""
     eligible: dict[str, set[int]] = {}  # fused computation -> parameters read elementwise
     for out, cands, fusion in sim.reuse:
         ob = sim.buffers[out]
-        if ob.kind not in ("temp", "output") or not ob.size:
+        if ob.kind != kind or not ob.size or ob.host is not None:
             continue
         for k, c in cands:
             cb = sim.buffers[c]
@@ -272,9 +312,18 @@ def _share_dying_operands(sim: _Sim) -> None:
             if fusion is not None:  # looked at only for a candidate that fits
                 name = fusion.calls[0]
                 if name not in eligible:
-                    eligible[name] = _elementwise_params(sim.m.computation(name), fusion.shape)
+                    eligible[name] = _elementwise_params(sim.m.computation(name), fusion.shape,
+                                                         sim.gpu)
                 if k not in eligible[name]:
                     continue
+            if cb.host is not None:  # the operand lives in an output's allocation
+                if busy is None or ob.kind != "temp" or not all(
+                        ob.end < s or ob.start >= e for s, e in busy[cb.host]):
+                    continue
+                busy[cb.host].append((ob.start, ob.end))
+                ob.host = cb.host
+                taken.add(c)
+                break
             taken.add(c)
             if ob.kind == "output":  # the temporary lives in the output's allocation
                 cb.size = 0
@@ -284,7 +333,7 @@ def _share_dying_operands(sim: _Sim) -> None:
             break
 
 
-def _place_in_outputs(buffers: list[SimBuffer]) -> None:
+def _place_in_outputs(buffers: list[SimBuffer]) -> dict[int, list[tuple[int, int]]]:
     """XLA's buffer assignment, before packing temporaries into one heap, tries each value
     (largest first) in the allocations it already has: a temporary that fits in an output's
     allocation and is dead whenever that allocation's values are live goes there and costs
@@ -301,19 +350,27 @@ def _place_in_outputs(buffers: list[SimBuffer]) -> None:
                 busy[o.id].append((t.start, t.end))
                 t.host = o.id
                 break
+    return busy
 
 
 _PACK_LIMIT = 3000  # temporaries; more are summed (packing is quadratic)
 
 
 def _pack(buffers: list[SimBuffer]) -> int | None:
-    """The size of one heap holding the temporaries, placed largest first at the best-fitting
-    free offset among those live at the same time (XLA's global decreasing-size best-fit
-    heap, simplified); None when there are too many to pack quickly."""
-    temps = sorted((b for b in buffers if b.kind == "temp" and b.size and b.host is None),
-                   key=lambda b: (-b.size, -(b.end - b.start), b.id))
+    """The size of one heap holding the temporaries: XLA's global decreasing-size best-fit
+    heap, simplified. XLA packs twice, in two orders (largest first; longest-lived first),
+    and keeps the smaller heap; so does this. None when there are too many to pack quickly."""
+    temps = [b for b in buffers if b.kind == "temp" and b.size and b.host is None]
     if len(temps) > _PACK_LIMIT:
         return None
+    spatial = sorted(temps, key=lambda b: (-b.size, -(b.end - b.start), b.id))
+    temporal = sorted(temps, key=lambda b: (-(b.end - b.start), -b.size, b.id))
+    return min(_best_fit(spatial), _best_fit(temporal))
+
+
+def _best_fit(temps: list[SimBuffer]) -> int:
+    """Place each temporary, in the given order, at the best-fitting free offset among those
+    live at the same time; the heap's size."""
     placed: list[tuple[int, int, int, int]] = []  # (start, end, offset, size)
     top = 0
     for b in temps:
@@ -370,8 +427,13 @@ def simulate(module: Module) -> Simulation:
             for buf in sim.buffers:
                 if buf.instruction == ins.name and buf.shape_obj.text == "table":
                     buf.kind, buf.end = "output", end
-    _share_dying_operands(sim)
-    _place_in_outputs(sim.buffers)
+    # XLA's order: outputs take their dying operands; the largest temporaries then go into
+    # output allocations they do not overlap; the rest form the heap, where a result takes
+    # over a dying operand's buffer
+    taken: set[int] = set()
+    _share_dying_operands(sim, "output", taken)
+    busy = _place_in_outputs(sim.buffers)
+    _share_dying_operands(sim, "temp", taken, busy)
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp")
     timeline = _curve(sim.buffers, end, ("temp",), fixed)
     # a lower figure: outputs live only from their definition on (XLA may place earlier
