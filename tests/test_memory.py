@@ -90,8 +90,8 @@ def test_estimate_without_files(d, tmp_path):
     out = _json(["memory", f, "--format", "json"])
     assert out["estimated"] is True
     xla = _xla_total(d)
-    # RESULTS.md has the table; the estimate is no worse than 25% off on any fixture
-    assert 0.75 * xla <= out["peak_bytes"] <= 1.25 * xla
+    # RESULTS.md has the table; issue 11's goal: within 10% of XLA's total on every fixture
+    assert 0.9 * xla <= out["peak_bytes"] <= 1.1 * xla
     assert out["peak_bytes_low"] <= out["peak_bytes"]
     assert out["live_at_peak"]
 
@@ -102,6 +102,28 @@ def test_estimate_median_within_ten_percent(tmp_path):
 
     ratios = sorted(memory_report(load(_after(d))).peak_bytes / _xla_total(d) for d in DIRS)
     assert 0.9 <= ratios[len(ratios) // 2] <= 1.1
+
+
+def test_estimate_platform_rules():
+    """XLA's buffer-sharing rule for fusions differs by backend: the simulation tells the
+    platform from the module text (GPU backend configs), and only GPU's rule lets a loop
+    fusion write over a parameter of another shape (read through bitcasts)."""
+    from hlodiff.analysis import memsim
+    from hlodiff.dumps.loader import load
+
+    for d in DIRS:
+        assert memsim._is_gpu(load(_after(d))) == (d.parent.name == "gpu"), d
+    m = load(_after(MEM / "gpu" / "gpt_noremat"))
+    fusions = [(i, m.computation(i.calls[0])) for c in m.computations for i in c.instructions
+               if i.opcode == "fusion" and i.fusion_kind == "kLoop" and i.calls]
+    extra = 0
+    for ins, fc in fusions:
+        gpu, cpu = (memsim._elementwise_params(fc, ins.shape, g) for g in (True, False))
+        assert cpu <= gpu  # the generic rule is the stricter one
+        dims = {p.parameter_number: p.shape.dims for p in fc.parameters}
+        assert all(dims[k] == ins.shape.dims for k in cpu)
+        extra += len(gpu - cpu)
+    assert extra > 0  # some of its loop fusions read a parameter through a bitcast
 
 
 def test_html_plot_escaped(tmp_path):
