@@ -245,3 +245,18 @@ def test_groups_inside_one_mesh_axis_are_its_sub_axis():
     assert mesh.axes_of([[0, 2, 4, 6], [1, 3, 5, 7]]) == ["data[4 of 8]"]
     assert mesh.axes_of([list(range(8))]) == ["data"]
     assert Mesh([("data", 2), ("model", 4)]).axes_of([[0, 4], [1, 5], [2, 6], [3, 7]]) == ["data"]
+
+
+def test_show_json_of_an_optimized_module_has_kernels_and_collectives():
+    """`show FILE --format json` of an optimized module carries the same kernel and
+    collective sections as the diff's JSON; an unoptimized module has none."""
+    before, after = _pair(ROOT / "sharded_cpu" / "dp_step")
+    r = CliRunner().invoke(main, ["show", str(after), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    want = analyze_collectives(load(after)).to_dict()
+    assert data["collectives"]["count"] == want["count"] > 0
+    assert data["collectives"]["bytes_per_device"] == want["bytes_per_device"]
+    assert sum(data["kernels"]["kinds"].values()) == len(data["kernels"]["kernels"]) > 0
+    r = CliRunner().invoke(main, ["show", str(before), "--format", "json"])
+    assert r.exit_code == 0 and "kernels" not in json.loads(r.output)

@@ -64,7 +64,7 @@ def render_summary(s: ModuleSummary, console) -> None:
 @click.command()
 @click.argument("file", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="json prints the whole parsed model.")
+              show_default=True, help="json prints the whole parsed model (optimized modules: with \"kernels\" and \"collectives\").")
 @click.option("--top", type=int, default=10, show_default=True, help="Rows of largest tensors.")
 @click.option("--no-cache", is_flag=True, help="Parse again instead of using the parse cache.")
 @handle_errors
@@ -82,7 +82,9 @@ def show(file: str, fmt: str, top: int, no_cache: bool) -> None:
         # 30,000 instructions make 100,000 small dicts: without the pause, the collector
         # rescans the parsed model over and over while they are built (3x slower)
         with gc_paused():
-            echo_json(module.to_dict())
+            data = module.to_dict()
+            data.update(_device_sections(module))
+            echo_json(data)
         return
     from rich.console import Console
 
@@ -91,6 +93,19 @@ def show(file: str, fmt: str, top: int, no_cache: bool) -> None:
     from ..dumps.siblings import before_of  # gpu helper: kernel kinds and collectives
     from ..report.devices import module_sections
     module_sections(module, console, before_of(file, cache=not no_cache), limit=top)
+
+
+def _device_sections(module) -> dict:
+    """For an optimized module: its kernels (kinds, FLOPs, bytes) and collectives, the same
+    objects as the diff's JSON keys ``kernels.after`` and ``collectives.after``."""
+    if module.attributes.get("is_scheduled") != "true" and not any(
+            i.opcode == "fusion" for i in module.entry_computation.instructions):
+        return {}
+    from ..analysis.collectives import analyze_collectives
+    from ..analysis.kernels import analyze_kernels
+
+    return {"kernels": analyze_kernels(module).to_dict(),
+            "collectives": analyze_collectives(module).to_dict()}
 
 
 def _show_directory(directory: str, fmt: str) -> None:

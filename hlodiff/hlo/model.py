@@ -1,7 +1,8 @@
 """The typed model of an HLO module: what the parser builds and every analysis reads.
 
 Plain dataclasses with slots: a 30,000-instruction module must stay small in memory and
-cheap to pickle (the parse cache stores it). Names are stored without the leading ``%``.
+compact to serialise (the parse cache stores it as MessagePack). Names are stored without
+the leading ``%``.
 """
 
 from __future__ import annotations
