@@ -18,28 +18,25 @@ from .result import InstructionFate
 def copies(m: Matching) -> dict[int, list[int]]:
     """After node matched to a before node -> the fusion nodes holding copies of it."""
     A = m.after
-    by_fp: dict[int, list[int]] = {}
+    # (fingerprint, signature, operands) -> the fusions holding an unmatched copy, in node
+    # order: one dictionary probe per matched node, linear in the module's size
+    by_key: dict[tuple, list[int]] = {}
     for a in A.nodes:
         if a.fusion >= 0 and m.a2b[a.idx] < 0 and a.alias < 0 and a.opcode != "parameter":
-            by_fp.setdefault(a.fp, []).append(a.idx)
+            fus = by_key.setdefault((a.fp, a.sig, tuple(a.operands)), [])
+            if a.fusion not in fus:
+                fus.append(a.fusion)
     out: dict[int, list[int]] = {}
-    if not by_fp:
+    if not by_key:
         return out
     for a in A.nodes:
         if m.a2b[a.idx] < 0 or a.fusion < 0 or a.alias >= 0:
             continue
-        cands = by_fp.get(a.fp)
-        if not cands:
-            continue
-        fus: list[int] = []
-        for c in cands:
-            x = A.nodes[c]
-            if x.fusion == a.fusion or x.sig != a.sig or x.operands != a.operands:
-                continue
-            if x.fusion not in fus:
-                fus.append(x.fusion)
+        fus = by_key.get((a.fp, a.sig, tuple(a.operands)))
         if fus:
-            out[a.idx] = fus
+            fus = [f for f in fus if f != a.fusion]
+            if fus:
+                out[a.idx] = fus
     return out
 
 
