@@ -248,15 +248,17 @@ def test_groups_inside_one_mesh_axis_are_its_sub_axis():
 
 
 def test_show_json_of_an_optimized_module_has_kernels_and_collectives():
-    """`show FILE --format json` of an optimized module carries the same kernel and
+    """`show FILE --format json --kernels` of an optimized module carries the same kernel and
     collective sections as the diff's JSON; an unoptimized module has none."""
     before, after = _pair(ROOT / "sharded_cpu" / "dp_step")
     r = CliRunner().invoke(main, ["show", str(after), "--format", "json"])
+    assert r.exit_code == 0 and "kernels" not in json.loads(r.output)  # the plain model
+    r = CliRunner().invoke(main, ["show", str(after), "--format", "json", "--kernels"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     want = analyze_collectives(load(after)).to_dict()
     assert data["collectives"]["count"] == want["count"] > 0
     assert data["collectives"]["bytes_per_device"] == want["bytes_per_device"]
     assert sum(data["kernels"]["kinds"].values()) == len(data["kernels"]["kernels"]) > 0
-    r = CliRunner().invoke(main, ["show", str(before), "--format", "json"])
+    r = CliRunner().invoke(main, ["show", str(before), "--format", "json", "--kernels"])
     assert r.exit_code == 0 and "kernels" not in json.loads(r.output)

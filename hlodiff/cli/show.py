@@ -64,11 +64,14 @@ def render_summary(s: ModuleSummary, console) -> None:
 @click.command()
 @click.argument("file", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="json prints the whole parsed model (optimized modules: with \"kernels\" and \"collectives\").")
+              show_default=True, help="json prints the whole parsed model.")
+@click.option("--kernels", "with_kernels", is_flag=True,
+              help="With --format json and an optimized module: add its \"kernels\" and "
+                   "\"collectives\" sections (as in the diff's JSON).")
 @click.option("--top", type=int, default=10, show_default=True, help="Rows of largest tensors.")
 @click.option("--no-cache", is_flag=True, help="Parse again instead of using the parse cache.")
 @handle_errors
-def show(file: str, fmt: str, top: int, no_cache: bool) -> None:
+def show(file: str, fmt: str, with_kernels: bool, top: int, no_cache: bool) -> None:
     """One module at a glance: computations, opcodes, fusions, tensors, sources.
 
     FILE may be a dump directory (XLA_FLAGS=--xla_dump_to=DIR): its modules are listed,
@@ -83,7 +86,8 @@ def show(file: str, fmt: str, top: int, no_cache: bool) -> None:
         # rescans the parsed model over and over while they are built (3x slower)
         with gc_paused():
             data = module.to_dict()
-            data.update(_device_sections(module))
+            if with_kernels:  # opt-in: the plain model stays as fast as a warm cache allows
+                data.update(_device_sections(module))
             echo_json(data)
         return
     from rich.console import Console
