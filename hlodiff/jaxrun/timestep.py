@@ -20,12 +20,13 @@ The arguments are reused for every call, so a step that donates its arguments
 
 from __future__ import annotations
 
-import gc
 import os
 import platform as _platform
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from .runbench import _time_calls
 
 SCHEMA = "hlodiff.time_step/1"
 
@@ -162,20 +163,7 @@ def time_step(fn: Callable, *args: Any, iters: int = 100, warmup: int = 5,
         t2 = time.perf_counter()
         jax.block_until_ready(jitted(*args))
         first = time.perf_counter() - t2
-        for _ in range(warmup):
-            jax.block_until_ready(jitted(*args))
-        samples = []
-        gc.collect()
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            for _ in range(iters):
-                s = time.perf_counter_ns()
-                jax.block_until_ready(jitted(*args))
-                samples.append(time.perf_counter_ns() - s)
-        finally:
-            if was_enabled:
-                gc.enable()
+        samples = _time_calls(jitted, args, iters, warmup)  # the same loop as `hlodiff run`
     xla = None
     if explain:
         try:
