@@ -105,18 +105,24 @@ def parse_hidden(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def percentile(xs: list[float], p: float) -> float:
+    """The ``p`` quantile of sorted ``xs``: linear interpolation between closest ranks."""
+    n = len(xs)
+    if n == 1:
+        return xs[0]
+    k = (n - 1) * p
+    lo = int(k)
+    hi = min(lo + 1, n - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
 def stats_ms(samples_ns: list[int]) -> dict:
     """Median and spread of latencies (ns in, ms out)."""
     xs = sorted(s / 1e6 for s in samples_ns)
     n = len(xs)
 
-    def pct(p: float) -> float:  # linear interpolation between closest ranks
-        if n == 1:
-            return xs[0]
-        k = (n - 1) * p
-        lo = int(k)
-        hi = min(lo + 1, n - 1)
-        return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+    def pct(p: float) -> float:
+        return percentile(xs, p)
 
     return {
         "n": n,
@@ -179,6 +185,21 @@ def build_step(cfg: RunConfig):
 
     assert train_step.__name__ == STEP_NAME
     return train_step, (params, x, y)
+
+
+def take_json(path: str | os.PathLike):
+    """The JSON a measurement child wrote to ``path`` (None when absent, empty or not JSON);
+    the file is removed either way."""
+    try:
+        text = Path(path).read_text()
+        return json.loads(text) if text.strip() else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _time_calls(fn: Callable, args: tuple, iters: int, warmup: int) -> list[int]:
@@ -469,16 +490,7 @@ def run_child(cfg: RunConfig, platform: str, dump_dir: str,
         raise
     finally:
         reader.join(timeout=5)
-    try:
-        text = Path(out_path).read_text()
-        data = json.loads(text) if text.strip() else None
-    except (OSError, ValueError):
-        data = None
-    finally:
-        try:
-            os.unlink(out_path)
-        except OSError:
-            pass
+    data = take_json(out_path)
     if isinstance(data, dict) and "error" in data:
         if data.get("kind") in ("input", "no_gpu"):
             raise InputError(data["error"])

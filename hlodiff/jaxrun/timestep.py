@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .runbench import _time_calls
+from .runbench import _time_calls, percentile, take_json
 
 SCHEMA = "hlodiff.time_step/1"
 
@@ -37,12 +37,7 @@ def percentiles_ms(samples_ns: list[int]) -> dict:
     n = len(xs)
 
     def pct(p: float) -> float:
-        if n == 1:
-            return xs[0]
-        k = (n - 1) * p
-        lo = int(k)
-        hi = min(lo + 1, n - 1)
-        return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+        return percentile(xs, p)
 
     return {"n": n, "p50_ms": pct(0.5), "p90_ms": pct(0.9), "p99_ms": pct(0.99),
             "min_ms": xs[0], "mean_ms": sum(xs) / n, "max_ms": xs[-1]}
@@ -293,7 +288,6 @@ def run_step(spec: str, platform: str = "auto", iters: int = 100, warmup: int = 
              explain: bool = True) -> dict:
     """Time ``spec``'s step in a fresh interpreter (so ``--platform`` reaches JAX before its
     backend starts); the JSON dict of :meth:`StepTiming.to_dict`."""
-    import json
     import subprocess
     import sys
     import tempfile
@@ -317,17 +311,8 @@ def run_step(spec: str, platform: str = "auto", iters: int = 100, warmup: int = 
     try:
         p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            text=True, errors="replace")
-        try:
-            with open(out) as f:
-                text = f.read()
-            data = json.loads(text) if text.strip() else None
-        except (OSError, ValueError):
-            data = None
     finally:
-        try:
-            os.unlink(out)
-        except OSError:
-            pass
+        data = take_json(out)
     if isinstance(data, dict) and "error" in data:
         if data.get("kind") in ("input", "no_gpu"):
             raise InputError(data["error"])
