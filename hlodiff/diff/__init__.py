@@ -123,7 +123,7 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
 
 
 def _skip_for_rewrites(m) -> set[int]:
-    from .fates import constant_valued, cse_survivors
+    from .value_facts import constant_valued, cse_survivors
 
     skip = set(cse_survivors(m))
     cv = constant_valued(m.before)

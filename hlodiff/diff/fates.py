@@ -6,173 +6,10 @@ from . import duplicates, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
-from .view import Node, View
-
-_NO_VALUE = {"parameter", "rng", "rng-bit-generator", "infeed", "recv", "custom-call",
-             "after-all", "partition-id", "replica-id", "while", "conditional", "call",
-             "all-reduce", "all-gather", "send", "recv-done", "send-done"}
-_SIDE_EFFECTS = {"send", "send-done", "outfeed", "infeed", "recv", "recv-done",
-                 "custom-call", "all-reduce", "after-all"}
-# constant folding leaves these alone (they would only make big literals)
-_NOT_FOLDED = {"parameter", "constant", "iota", "broadcast", "reshape", "tuple"}
-# control flow and tuple plumbing: loop passes and copy insertion rebuild these freely
-_PLUMBING = {"tuple", "get-tuple-element", "while", "conditional", "call", "parameter",
-             "constant", "copy", "bitcast", "custom-call"}
-_ELEMENTWISE = {"negate", "abs", "exponential", "log", "sqrt", "rsqrt", "tanh", "sine",
-                "cosine", "convert", "not", "sign", "floor", "ceil", "logistic", "add",
-                "subtract", "multiply", "divide", "maximum", "minimum", "select", "compare",
-                "and", "or", "power"}
-# divisors algsimp replaces by a reciprocal when their divide becomes a multiply
-_RECIPROCAL_OF = {"broadcast", "power", "exponential"}
-_LAYOUT_LIKE = {"reshape", "transpose", "copy", "bitcast", "bitcast-convert"}
-# narrow floating types a backend may not compute in: float normalization upcasts the
-# instruction itself (its output type changes in place; converts are added around it)
-_NARROW_FLOATS = ("bf16[", "f16[", "f8e4m3fn[", "f8e5m2[")
-
-
-# after opcodes that carry an existing value on (not a new computation)
-_NOT_NEW_VALUE = _LAYOUT_LIKE | _NOT_FOLDED | _PLUMBING | {"fusion", "convert"}
-
-
-def _upcast_only(bd: str, ad: str) -> bool:
-    """b's shape and a's differ only in a narrow float type that became f32."""
-    if not ad.startswith("f32["):
-        return False
-    for t in _NARROW_FLOATS:
-        if bd.startswith(t):
-            return bd[len(t) - 1:] == ad[3:]
-    return False
-
-
-def constant_valued(view: View, iota: bool = True) -> bytearray:
-    """1 where a node's value can be computed at compile time (no parameter reaches it).
-
-    ``iota=False``: only what constant folding really evaluates. XLA's constant folder
-    never evaluates an iota (nor anything computed from one); algsimp simplifies such
-    index arithmetic instead and the rest is computed at run time, usually fused."""
-    nodes = view.nodes
-    cv = bytearray(len(nodes))
-    leaves = ("constant", "iota") if iota else ("constant",)
-    for n in nodes:
-        if n.alias >= 0:
-            continue
-        if n.opcode in leaves:
-            cv[n.idx] = 1
-        elif n.operands and n.opcode not in _NO_VALUE:
-            cv[n.idx] = all(cv[o] for o in n.operands)
-    for n in nodes:
-        if n.alias >= 0:
-            cv[n.idx] = cv[view.resolve(n.idx)]
-    return cv
-
-
-def live_nodes(view: View) -> bytearray:
-    """1 where something a node computes reaches an output (entry root, side effects)."""
-    nodes = view.nodes
-    live = bytearray(len(nodes))
-    stack = [view.resolve(view.entry_root)]
-    for n in nodes:
-        if n.alias < 0 and n.opcode in _SIDE_EFFECTS:
-            stack.append(n.idx)
-    bodies: dict[int, list[int]] = {}
-    for ctl, _role, _c, root, params in view.bodies:
-        bodies.setdefault(ctl, []).append(view.resolve(root))
-    while stack:
-        i = stack.pop()
-        if live[i]:
-            continue
-        live[i] = 1
-        n = nodes[i]
-        stack.extend(o for o in n.operands if not live[o])
-        for r in bodies.get(i, ()):
-            stack.append(r)
-    for n in nodes:
-        if n.alias >= 0:
-            live[n.idx] = live[view.resolve(n.idx)]
-    for n in nodes:
-        # a no-op chain of reshapes (aliased to where it started): algsimp takes the links
-        # inside it away with it, they were not dead
-        if n.alias >= 0 and live[n.idx] and n.raw_operands and n.opcode not in ("call", "parameter"):
-            x, end = n.raw_operands[0], view.resolve(n.idx)
-            for _ in range(8):
-                if x == end or live[x]:
-                    break
-                live[x] = 1
-                xn = nodes[x]
-                if not xn.raw_operands:
-                    break
-                x = xn.raw_operands[0]
-    return live
-
-
-def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> dict[int, int]:
-    """Before node -> the node CSE keeps in its place (same exact-subgraph fingerprint in the
-    same computation once calls are inlined). A copy still there under its own name
-    survived; otherwise the first in instruction order (non-inlined before inlined)."""
-    B = m.before
-    groups: dict[tuple, list[int]] = {}
-    for n in B.nodes:
-        if n.alias < 0 and n.opcode not in _NO_CSE and n.idx not in exclude:
-            groups.setdefault((n.fp, n.ctx), []).append(n.idx)
-    out = {}
-    for g in groups.values():
-        if len(g) < 2:
-            continue
-        nodes = B.nodes
-        named = [i for i in g if m.how.get(i) == "name"]
-        if named:  # still there under its own name: that one survived
-            for i in g:
-                if i != named[0]:
-                    out[i] = named[0]
-            continue
-        # CSE walks the computation in instruction order and keeps the first of each
-        # identical set (whichever copy the matcher happened to pair)
-        keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
-        for i in g:
-            if i != keep:
-                out[i] = keep
-    return out
-
-
-def _creation(n: Node) -> int:
-    """CSE walks a computation's instruction list (creation order) and keeps the first of
-    identical constants; the name's numeric suffix follows creation order."""
-    if n.opcode != "constant" or n.site is not None:
-        return 0
-    head, _, num = n.name.rpartition(".")
-    return int(num) if head and num.isdigit() else 0
-
-
-_NO_CSE = {"parameter", "rng", "rng-bit-generator", "custom-call", "infeed", "recv", "send",
-           "outfeed", "after-all", "while", "conditional", "call", "all-reduce"}
-
-
-def _call_result(nodes: list[Node], n: Node) -> bool:
-    """A call, or a get-tuple-element of a call's result tuple."""
-    if n.opcode == "call":
-        return True
-    return n.opcode == "get-tuple-element" and bool(n.raw_operands) and \
-        nodes[n.raw_operands[0]].opcode == "call"
-
-
-def _inliner_before_dce(after) -> bool:
-    """Whether the compiler inlined calls before any dead-code elimination ran. XLA's GPU
-    pipeline and SPMD-partitioned programs inline calls first (pre-spmd-partitioner /
-    spmd-partitioner pipelines); the call inliner copies only what a callee's root needs,
-    so dead code in callees, and dead get-tuple-elements of calls, go with the inlining.
-    The CPU pipeline of an unpartitioned program runs DCE first (sharding-removal)."""
-    v = str(after.attributes.get("num_partitions", "1"))
-    if v.isdigit() and int(v) > 1:
-        return True
-    for c in after.computations:
-        for i in c.instructions:
-            bc = i.attrs.get("backend_config")
-            if bc and "operation_queue_id" in str(bc):
-                return True
-            t = i.custom_call_target or ""
-            if t.startswith(("__cublas", "__cudnn", "__triton")):
-                return True
-    return False
+from .view import Node
+from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, NOT_NEW_VALUE, PLUMBING,
+                          RECIPROCAL_OF, call_result, constant_valued, cse_survivors,
+                          inliner_before_dce, live_nodes, upcast_only)
 
 
 class FateBuilder:
@@ -199,7 +36,7 @@ class FateBuilder:
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
-        self.inline_first = _inliner_before_dce(self.A.module)
+        self.inline_first = inliner_before_dce(self.A.module)
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -208,8 +45,8 @@ class FateBuilder:
         out = bytearray(len(B.nodes))
         for n in B.nodes:
             y = b2a[n.idx]
-            if y >= 0 and n.opcode not in _NOT_FOLDED and n.opcode != "convert" \
-                    and _upcast_only(n.dims, A.nodes[y].dims):
+            if y >= 0 and n.opcode not in NOT_FOLDED and n.opcode != "convert" \
+                    and upcast_only(n.dims, A.nodes[y].dims):
                 out[n.idx] = 1
         return out
 
@@ -218,7 +55,7 @@ class FateBuilder:
         B, A, m = self.B, self.A, self.m
         if b.opcode in ("constant", "broadcast"):
             y = m.b2a[b.idx]
-            if y >= 0 and _upcast_only(b.dims, A.nodes[y].dims):
+            if y >= 0 and upcast_only(b.dims, A.nodes[y].dims):
                 # narrow constants are not upcast in place: their users read a convert of
                 # them, which constant folding (or algsimp, for broadcasts) replaces
                 if b.opcode == "constant":
@@ -236,7 +73,7 @@ class FateBuilder:
             x = B.nodes[x.operands[0]]
         if self.upcast[x.idx]:
             return "rewritten"  # its operand is computed in f32 now: a no-op convert
-        if not any(self.upcast) or not _upcast_only(o.dims, b.dims):
+        if not any(self.upcast) or not upcast_only(o.dims, b.dims):
             return None
         for u in o.users:
             if u < b.idx and B.nodes[u].opcode != "convert":
@@ -274,7 +111,7 @@ class FateBuilder:
                 if n.alias < 0:
                     continue
                 bound = nodes[n.alias]
-                if sites.get(n.comp, 0) > 1 or _call_result(nodes, bound) or out[bound.idx] \
+                if sites.get(n.comp, 0) > 1 or call_result(nodes, bound) or out[bound.idx] \
                         or (bound.opcode == "parameter" and bound.site is not None):
                     out[n.idx] = 1
                 continue
@@ -390,7 +227,7 @@ class FateBuilder:
             i = n.idx
             if n.alias >= 0 or m.b2a[i] >= 0 or not live[i] or n.opcode == "parameter":
                 continue
-            if fold[i] and (n.opcode not in _NOT_FOLDED or self._folds_reshape(n)):
+            if fold[i] and (n.opcode not in NOT_FOLDED or self._folds_reshape(n)):
                 continue  # folded, not simplified
             if cv[i] and not fold[i]:
                 k = surv.get(i)
@@ -415,7 +252,7 @@ class FateBuilder:
         if n.opcode != "reshape" or not n.operands:
             return False
         o = self.B.nodes[n.operands[0]]
-        return o.opcode == "constant" or (self.fold_b[o.idx] and o.opcode not in _NOT_FOLDED)
+        return o.opcode == "constant" or (self.fold_b[o.idx] and o.opcode not in NOT_FOLDED)
 
     def where(self, a: Node) -> tuple[str | None, str | None]:
         if a.fusion >= 0:
@@ -609,12 +446,12 @@ class FateBuilder:
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
-            same_dims = a.dims == b.dims or _upcast_only(b.dims, a.dims)
+            same_dims = a.dims == b.dims or upcast_only(b.dims, a.dims)
             part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
             same_dims = same_dims or part is not None or self._sharded_tuple(b, a)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
-            moved = a.opcode == b.opcode and not same_dims and b.opcode in _ELEMENTWISE \
+            moved = a.opcode == b.opcode and not same_dims and b.opcode in ELEMENTWISE \
                 and not b.inst.shape.is_tuple and not a.inst.shape.is_tuple \
                 and b.inst.shape.num_elements != a.inst.shape.num_elements
             if moved:
@@ -667,7 +504,7 @@ class FateBuilder:
                 return f
             f.fate, f.reason = "removed", "dead: nothing it computes reaches an output"
             return f
-        if self.fold_b[b.idx] and (b.opcode not in _NOT_FOLDED or self._folds_reshape(b)):
+        if self.fold_b[b.idx] and (b.opcode not in NOT_FOLDED or self._folds_reshape(b)):
             f.fate = "folded"
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
@@ -676,7 +513,7 @@ class FateBuilder:
         f.fate = "rewritten"
         if r is not None:
             self._set_after(f, r)
-        if b.opcode in _LAYOUT_LIKE:
+        if b.opcode in LAYOUT_LIKE:
             f.reason = f"{b.opcode} became a layout change / bitcast"
             if r is not None and r.opcode in ("bitcast", "copy", "transpose"):
                 f.reason = f"{b.opcode} became {r.opcode} {r.name}"
@@ -718,9 +555,9 @@ class FateBuilder:
                 return False
             t = self.B.nodes[self.B.resolve(b.raw_operands[0])]
             y = self.m.b2a[t.idx]
-            return t.opcode not in _PLUMBING and y >= 0 and \
+            return t.opcode not in PLUMBING and y >= 0 and \
                 self.A.nodes[y].opcode != t.opcode
-        if b.opcode in _PLUMBING or b.opcode in _NOT_FOLDED:
+        if b.opcode in PLUMBING or b.opcode in NOT_FOLDED:
             return False
         if self.after_names is None:
             self.after_names = {i.name for c in self.A.module.computations
@@ -741,7 +578,7 @@ class FateBuilder:
         nodes = B.nodes
         out: set[int] = set()
         for b in nodes:
-            if b.alias >= 0 or not b.users or b.opcode not in _RECIPROCAL_OF:
+            if b.alias >= 0 or not b.users or b.opcode not in RECIPROCAL_OF:
                 continue
             all_mul = True
             ok = True
@@ -760,7 +597,7 @@ class FateBuilder:
             if not all_mul:
                 y = m.b2a[b.idx]
                 if y < 0 or not any(
-                        m.a2b[o] < 0 and A.nodes[o].opcode not in _NOT_NEW_VALUE
+                        m.a2b[o] < 0 and A.nodes[o].opcode not in NOT_NEW_VALUE
                         for o in A.nodes[y].operands):
                     continue
             out.add(b.idx)

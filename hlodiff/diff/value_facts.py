@@ -1,0 +1,178 @@
+"""Facts about the values of one matched program that every fate decision needs.
+
+Which nodes compute a compile-time constant (what constant folding can evaluate), which
+reach an output (what dead-code elimination keeps), which identical subgraphs CSE merges and
+which copy it keeps, and whether the compiler inlines calls before DCE. Split from fates.py
+so that each stays small; the opcode sets here are XLA's pass rules written as data.
+"""
+
+from __future__ import annotations
+
+from .match import Matching
+from .view import Node, View
+
+NO_VALUE = {"parameter", "rng", "rng-bit-generator", "infeed", "recv", "custom-call",
+             "after-all", "partition-id", "replica-id", "while", "conditional", "call",
+             "all-reduce", "all-gather", "send", "recv-done", "send-done"}
+SIDE_EFFECTS = {"send", "send-done", "outfeed", "infeed", "recv", "recv-done",
+                 "custom-call", "all-reduce", "after-all"}
+# constant folding leaves these alone (they would only make big literals)
+NOT_FOLDED = {"parameter", "constant", "iota", "broadcast", "reshape", "tuple"}
+# control flow and tuple plumbing: loop passes and copy insertion rebuild these freely
+PLUMBING = {"tuple", "get-tuple-element", "while", "conditional", "call", "parameter",
+             "constant", "copy", "bitcast", "custom-call"}
+ELEMENTWISE = {"negate", "abs", "exponential", "log", "sqrt", "rsqrt", "tanh", "sine",
+                "cosine", "convert", "not", "sign", "floor", "ceil", "logistic", "add",
+                "subtract", "multiply", "divide", "maximum", "minimum", "select", "compare",
+                "and", "or", "power"}
+# divisors algsimp replaces by a reciprocal when their divide becomes a multiply
+RECIPROCAL_OF = {"broadcast", "power", "exponential"}
+LAYOUT_LIKE = {"reshape", "transpose", "copy", "bitcast", "bitcast-convert"}
+# narrow floating types a backend may not compute in: float normalization upcasts the
+# instruction itself (its output type changes in place; converts are added around it)
+NARROW_FLOATS = ("bf16[", "f16[", "f8e4m3fn[", "f8e5m2[")
+
+
+# after opcodes that carry an existing value on (not a new computation)
+NOT_NEW_VALUE = LAYOUT_LIKE | NOT_FOLDED | PLUMBING | {"fusion", "convert"}
+
+
+def upcast_only(bd: str, ad: str) -> bool:
+    """b's shape and a's differ only in a narrow float type that became f32."""
+    if not ad.startswith("f32["):
+        return False
+    for t in NARROW_FLOATS:
+        if bd.startswith(t):
+            return bd[len(t) - 1:] == ad[3:]
+    return False
+
+
+def constant_valued(view: View, iota: bool = True) -> bytearray:
+    """1 where a node's value can be computed at compile time (no parameter reaches it).
+
+    ``iota=False``: only what constant folding really evaluates. XLA's constant folder
+    never evaluates an iota (nor anything computed from one); algsimp simplifies such
+    index arithmetic instead and the rest is computed at run time, usually fused."""
+    nodes = view.nodes
+    cv = bytearray(len(nodes))
+    leaves = ("constant", "iota") if iota else ("constant",)
+    for n in nodes:
+        if n.alias >= 0:
+            continue
+        if n.opcode in leaves:
+            cv[n.idx] = 1
+        elif n.operands and n.opcode not in NO_VALUE:
+            cv[n.idx] = all(cv[o] for o in n.operands)
+    for n in nodes:
+        if n.alias >= 0:
+            cv[n.idx] = cv[view.resolve(n.idx)]
+    return cv
+
+
+def live_nodes(view: View) -> bytearray:
+    """1 where something a node computes reaches an output (entry root, side effects)."""
+    nodes = view.nodes
+    live = bytearray(len(nodes))
+    stack = [view.resolve(view.entry_root)]
+    for n in nodes:
+        if n.alias < 0 and n.opcode in SIDE_EFFECTS:
+            stack.append(n.idx)
+    bodies: dict[int, list[int]] = {}
+    for ctl, _role, _c, root, params in view.bodies:
+        bodies.setdefault(ctl, []).append(view.resolve(root))
+    while stack:
+        i = stack.pop()
+        if live[i]:
+            continue
+        live[i] = 1
+        n = nodes[i]
+        stack.extend(o for o in n.operands if not live[o])
+        for r in bodies.get(i, ()):
+            stack.append(r)
+    for n in nodes:
+        if n.alias >= 0:
+            live[n.idx] = live[view.resolve(n.idx)]
+    for n in nodes:
+        # a no-op chain of reshapes (aliased to where it started): algsimp takes the links
+        # inside it away with it, they were not dead
+        if n.alias >= 0 and live[n.idx] and n.raw_operands and n.opcode not in ("call", "parameter"):
+            x, end = n.raw_operands[0], view.resolve(n.idx)
+            for _ in range(8):
+                if x == end or live[x]:
+                    break
+                live[x] = 1
+                xn = nodes[x]
+                if not xn.raw_operands:
+                    break
+                x = xn.raw_operands[0]
+    return live
+
+
+def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> dict[int, int]:
+    """Before node -> the node CSE keeps in its place (same exact-subgraph fingerprint in the
+    same computation once calls are inlined). A copy still there under its own name
+    survived; otherwise the first in instruction order (non-inlined before inlined)."""
+    B = m.before
+    groups: dict[tuple, list[int]] = {}
+    for n in B.nodes:
+        if n.alias < 0 and n.opcode not in NO_CSE and n.idx not in exclude:
+            groups.setdefault((n.fp, n.ctx), []).append(n.idx)
+    out = {}
+    for g in groups.values():
+        if len(g) < 2:
+            continue
+        nodes = B.nodes
+        named = [i for i in g if m.how.get(i) == "name"]
+        if named:  # still there under its own name: that one survived
+            for i in g:
+                if i != named[0]:
+                    out[i] = named[0]
+            continue
+        # CSE walks the computation in instruction order and keeps the first of each
+        # identical set (whichever copy the matcher happened to pair)
+        keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
+        for i in g:
+            if i != keep:
+                out[i] = keep
+    return out
+
+
+def _creation(n: Node) -> int:
+    """CSE walks a computation's instruction list (creation order) and keeps the first of
+    identical constants; the name's numeric suffix follows creation order."""
+    if n.opcode != "constant" or n.site is not None:
+        return 0
+    head, _, num = n.name.rpartition(".")
+    return int(num) if head and num.isdigit() else 0
+
+
+NO_CSE = {"parameter", "rng", "rng-bit-generator", "custom-call", "infeed", "recv", "send",
+           "outfeed", "after-all", "while", "conditional", "call", "all-reduce"}
+
+
+def call_result(nodes: list[Node], n: Node) -> bool:
+    """A call, or a get-tuple-element of a call's result tuple."""
+    if n.opcode == "call":
+        return True
+    return n.opcode == "get-tuple-element" and bool(n.raw_operands) and \
+        nodes[n.raw_operands[0]].opcode == "call"
+
+
+def inliner_before_dce(after) -> bool:
+    """Whether the compiler inlined calls before any dead-code elimination ran. XLA's GPU
+    pipeline and SPMD-partitioned programs inline calls first (pre-spmd-partitioner /
+    spmd-partitioner pipelines); the call inliner copies only what a callee's root needs,
+    so dead code in callees, and dead get-tuple-elements of calls, go with the inlining.
+    The CPU pipeline of an unpartitioned program runs DCE first (sharding-removal)."""
+    v = str(after.attributes.get("num_partitions", "1"))
+    if v.isdigit() and int(v) > 1:
+        return True
+    for c in after.computations:
+        for i in c.instructions:
+            bc = i.attrs.get("backend_config")
+            if bc and "operation_queue_id" in str(bc):
+                return True
+            t = i.custom_call_target or ""
+            if t.startswith(("__cublas", "__cudnn", "__triton")):
+                return True
+    return False
