@@ -40,10 +40,10 @@ import re
 from dataclasses import dataclass
 
 from ..hlo.model import Computation, Instruction, Module, Shape
+from .memassign import assign, pack, thread_local_bytes
 
 _SHARE = {"bitcast", "get-tuple-element", "tuple", "while", "optimization-barrier",
           "add-dependency"}
-_THROUGH = ("get-tuple-element", "bitcast")  # operands that pass on another's value
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
 _TIMED = ("temp", "output")  # kinds whose bytes count only while live
 _ELEMENTWISE = frozenset(  # HLO opcode names
@@ -52,6 +52,8 @@ _ELEMENTWISE = frozenset(  # HLO opcode names
     "multiply negate not or popcnt power real reduce-precision remainder round-nearest-afz "
     "round-nearest-even rsqrt select shift-left shift-right-arithmetic shift-right-logical "
     "sign sine sqrt subtract tan tanh xor".split())
+_ALIGN_GPU, _ALIGN_CPU = 256, 64  # XLA's heap offsets are multiples of these
+_NONE: frozenset[int] = frozenset()
 _ALIAS = re.compile(r"\{([0-9, ]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([0-9, ]*)\}")
 
 
@@ -105,6 +107,13 @@ class _Sim:
         # them, and a later result never takes one over
         self.loop_state: set[int] = set()
         self.gpu = _is_gpu(module)
+        # an array result -> the buffers of its array operands (XLA tries their allocations
+        # first); a copy -> what it copies (a copy never shares with its operand)
+        self.operands: dict[int, list[int]] = {}
+        self.copies: dict[int, set[int]] = {}
+        # a tuple's leaves -> its table of pointers, live until its last reader (a loop's
+        # state keeps the table of the tuple that entered it)
+        self.tables: dict[tuple[int, ...], int] = {}
 
     def new(self, ins: Instruction, comp: str, shape: Shape, kind: str = "temp") -> int:
         b = SimBuffer(len(self.buffers), ins.name, comp, shape.byte_size, kind, shape,
@@ -113,9 +122,14 @@ class _Sim:
         return b.id
 
     def fresh(self, ins: Instruction, comp: str, kind: str = "temp") -> list[int]:
+        t = None
         if ins.shape.is_tuple:
-            self.new(ins, comp, Shape("table", "u8", (8 * len(ins.shape.tuple_shapes),)), kind)
-        return [self.new(ins, comp, leaf, kind) for leaf in ins.shape.leaves()]
+            t = self.new(ins, comp, Shape("table", "u8", (8 * len(ins.shape.tuple_shapes),)),
+                         kind)
+        out = [self.new(ins, comp, leaf, kind) for leaf in ins.shape.leaves()]
+        if t is not None:
+            self.tables.setdefault(tuple(out), t)
+        return out
 
     def use(self, leaves: list[int]) -> None:
         for b in leaves:
@@ -131,10 +145,22 @@ class _Sim:
     def run(self, comp: Computation, params: list[list[int]] | None) -> list[int]:
         env: dict[str, list[int]] = {}
         for ins in comp.instructions:
+            before = len(self.buffers)
             leaves = self.step(ins, comp, env, params)
+            if not ins.shape.is_tuple and len(leaves) == 1 and leaves[0] >= before:
+                opb = [env[o][0] for o in ins.operands
+                       if len(env.get(o, ())) == 1 and not comp[o].shape.is_tuple]
+                self.operands[leaves[0]] = opb
+                if ins.opcode == "copy":
+                    self.copies[leaves[0]] = set(opb)
             env[ins.name] = leaves
             self.sequence.append((comp.name, ins.name))
-            self.use([b for op in ins.operands for b in env.get(op, ())])
+            if ins.opcode != "get-tuple-element":  # takes an element; reads no buffer
+                self.use([b for op in ins.operands for b in env.get(op, ())])
+            for op in ins.operands:
+                t = self.tables.get(tuple(env.get(op, ())))
+                if t is not None:
+                    self.use([t])
             self.use(leaves)
             self.pos += 1
         return env.get(comp.root, [])
@@ -156,8 +182,10 @@ class _Sim:
         if op in ("bitcast", "optimization-barrier", "add-dependency") and ops:
             return ops[0]
         if op == "tuple":
-            self.new(ins, cname, Shape("table", "u8", (8 * len(ops),)))
-            return [b for o in ops for b in o]
+            t = self.new(ins, cname, Shape("table", "u8", (8 * len(ops),)))
+            out = [b for o in ops for b in o]
+            self.tables.setdefault(tuple(out), t)
+            return out
         if op == "while" and ops:
             state = ops[0]
             self.loop_state.update(state)
@@ -167,6 +195,9 @@ class _Sim:
                     root = self.run(self.m.computation(c), [state])
                     if role == "body":
                         self.zero(root, before)
+                        t = self.tables.get(tuple(root))
+                        if t is not None and t >= before:
+                            self.buffers[t].size = 0
             self.use(state)
             return state
         if op == "conditional":
@@ -189,6 +220,9 @@ class _Sim:
             return self.run(self.m.computation(ins.calls[0]), ops)
         if op in _IN_PLACE and ops:
             return ops[0]
+        if op == "async-start" and ins.calls and ins.shape.is_tuple \
+                and len(ins.shape.tuple_shapes) >= 2:
+            return self.async_start(ins, cname, ops)
         if op.endswith("-done") and ops:
             src = comp[ins.operands[0]].shape
             if src.is_tuple and len(src.tuple_shapes) >= 2:
@@ -199,10 +233,12 @@ class _Sim:
             out = self.fusion(ins, cname, ops)
             if ins.fusion_kind == "kLoop" and len(out) == 1 and not ins.shape.is_tuple \
                     and ins.calls:
-                # XLA shares only a value the operand itself defines: one reached through a
-                # get-tuple-element or bitcast is defined elsewhere and is not shared
+                # not through a bitcast, nor an element of a library call's tuple result
+                # (cuDNN convolutions' (result, scratch)): XLA's buffer assignments show
+                # those never shared, while elements of a loop's state, a multi-output
+                # fusion's or a parameter's tuple are
                 self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o
-                                            if comp[ins.operands[k]].opcode not in _THROUGH],
+                                            if _shareable_operand(comp, ins.operands[k])],
                                    ins))
             return out
         if op == "sort":  # sorts in place: each result may take its operand's dying buffer
@@ -228,6 +264,29 @@ class _Sim:
             return out
         return self.fresh(ins, cname)
 
+    def async_start(self, ins: Instruction, cname: str, ops: list[list[int]]) -> list[int]:
+        """``((operands), result, context)``: the operands are the operands' own buffers; the
+        result is what the wrapped computation (run here, in place of the start) defines,
+        e.g. an in-place update of an operand; the context is new memory."""
+        shape = ins.shape
+        self.new(ins, cname, Shape("table", "u8", (8 * len(shape.tuple_shapes),)))
+        flat = [b for o in ops for b in o]
+        first = shape.tuple_shapes[0]
+        if _leaf_count(first) == len(flat):
+            if first.is_tuple:
+                self.new(ins, cname, Shape("table", "u8", (8 * len(first.tuple_shapes),)))
+            out = list(flat)
+        else:
+            out = [self.new(ins, cname, leaf) for leaf in first.leaves()]
+        root = self.run(self.m.computation(ins.calls[0]), ops)
+        if _leaf_count(shape.tuple_shapes[1]) == len(root):
+            out += root
+        else:
+            out += [self.new(ins, cname, leaf) for leaf in shape.tuple_shapes[1].leaves()]
+        for rest in shape.tuple_shapes[2:]:
+            out += [self.new(ins, cname, leaf) for leaf in rest.leaves()]
+        return out
+
     def fusion(self, ins: Instruction, cname: str, ops: list[list[int]]) -> list[int]:
         """A fusion writes in place where its root (or a root tuple element) updates a parameter."""
         out = self.fresh(ins, cname)
@@ -248,6 +307,15 @@ class _Sim:
                         self.buffers[out[first]].size = 0
                         out[first] = ops[p.parameter_number][0]
         return out
+
+
+def _shareable_operand(comp: Computation, name: str) -> bool:
+    ins = comp[name]
+    while ins.opcode == "get-tuple-element" and ins.operands:
+        ins = comp[ins.operands[0]]
+        if ins.opcode in ("custom-call", "bitcast"):
+            return False
+    return ins.opcode != "bitcast"
 
 
 def _elementwise_params(fc: Computation, shape: Shape, gpu: bool) -> set[int]:
@@ -293,97 +361,57 @@ def _elements(s: Shape) -> int:
     return n
 
 
-def _share_dying_operands(sim: _Sim, kind: str, taken: set[int],
-                          busy: dict[int, list[tuple[int, int]]] | None = None) -> None:
-    """An elementwise result (or loop fusion) of ``kind`` may be written into an operand's
-    buffer that dies at it, as XLA's buffer assignment does; the two then count once.
-    A temporary placed in an output's allocation stays there; a result taking it over joins
-    that allocation when nothing else lives there meanwhile (``busy``: its occupied ranges)."""
-    eligible: dict[str, set[int]] = {}  # fused computation -> parameters read elementwise
-    for out, cands, fusion in sim.reuse:
+def _eligible(sim: _Sim, fusion: Instruction, k: int, cache: dict[str, set[int]]) -> bool:
+    """Whether the fusion may write its result over its operand ``k``."""
+    name = fusion.calls[0]
+    if name not in cache:
+        cache[name] = _elementwise_params(sim.m.computation(name), fusion.shape, sim.gpu)
+    return k in cache[name]
+
+
+def _can_share(sim: _Sim):
+    """XLA's CanShareOperandBufferWithUser, as far as the text tells: the user reads the
+    operand elementwise (an elementwise op; a loop fusion whose parameter reaches the root
+    only through elementwise ops) or sorts it in place, at the same size; never a buffer a
+    while loop carries or a conditional writes."""
+    cands: dict[int, list[tuple[int, int, Instruction | None]]] = {}
+    for out, cs, fusion in sim.reuse:
+        cands[out] = [(k, c, fusion) for k, c in cs]
+    cache: dict[str, set[int]] = {}
+
+    def can_share(user, operand) -> bool:
+        if user.size != operand.size:
+            return False
+        for k, c, fusion in cands.get(user.id, ()):
+            if c == operand.id and (fusion is None or _eligible(sim, fusion, k, cache)):
+                return True
+        return False
+
+    return can_share
+
+
+def _share_dying_operands(sim: _Sim, heap: list[SimBuffer]) -> None:
+    """In the heap, a result (an elementwise op, a loop fusion reading the operand
+    elementwise, a sort) takes over an operand's buffer that dies where it is defined, as
+    XLA's heap simulator shares them; the two then count once. Not a buffer that holds
+    several values (a loop's state, a conditional's result): XLA's buffer assignment lets
+    an output's allocation take one over, but its heap never shares one."""
+    can_share = _can_share(sim)
+    in_heap = {b.id for b in heap}
+    taken: set[int] = set()
+    for out, cands, _fusion in sim.reuse:
         ob = sim.buffers[out]
-        if ob.kind != kind or not ob.size or ob.host is not None:
+        if out not in in_heap or not ob.size:
             continue
-        for k, c in cands:
+        for _k, c in cands:
             cb = sim.buffers[c]
-            if c in taken or c == out or c in sim.loop_state or cb.kind != "temp" \
-                    or cb.size != ob.size or cb.end != ob.start:
+            if c in taken or c == out or c not in in_heap or cb.end != ob.start \
+                    or c in sim.loop_state or not can_share(ob, cb):
                 continue
-            if fusion is not None:  # looked at only for a candidate that fits
-                name = fusion.calls[0]
-                if name not in eligible:
-                    eligible[name] = _elementwise_params(sim.m.computation(name), fusion.shape,
-                                                         sim.gpu)
-                if k not in eligible[name]:
-                    continue
-            if cb.host is not None:  # the operand lives in an output's allocation
-                if busy is None or ob.kind != "temp" or not all(
-                        ob.end < s or ob.start >= e for s, e in busy[cb.host]):
-                    continue
-                busy[cb.host].append((ob.start, ob.end))
-                ob.host = cb.host
-                taken.add(c)
-                break
             taken.add(c)
-            if ob.kind == "output":  # the temporary lives in the output's allocation
-                cb.size = 0
-            else:
-                cb.end = max(cb.end, ob.end)
-                ob.size = 0
+            cb.end = max(cb.end, ob.end)
+            ob.size = 0
             break
-
-
-def _place_in_outputs(buffers: list[SimBuffer]) -> dict[int, list[tuple[int, int]]]:
-    """XLA's buffer assignment, before packing temporaries into one heap, tries each value
-    (largest first) in the allocations it already has: a temporary that fits in an output's
-    allocation and is dead whenever that allocation's values are live goes there and costs
-    nothing more. Modelled with the output buffers as allocations, first fit."""
-    outs = [b for b in buffers if b.kind == "output" and b.size]
-    busy = {o.id: [(o.start, o.end)] for o in outs}
-    temps = sorted((b for b in buffers if b.kind == "temp" and b.size),
-                   key=lambda b: (-b.size, b.id))
-    if len(outs) * len(temps) > 4_000_000:  # stay linear-ish: only the largest outputs host
-        outs = sorted(outs, key=lambda o: (-o.size, o.id))[:max(1, 4_000_000 // len(temps))]
-    for t in temps:
-        for o in outs:
-            if o.size >= t.size and all(t.end < s or t.start > e for s, e in busy[o.id]):
-                busy[o.id].append((t.start, t.end))
-                t.host = o.id
-                break
-    return busy
-
-
-_PACK_LIMIT = 3000  # temporaries; more are summed (packing is quadratic)
-
-
-def _pack(buffers: list[SimBuffer]) -> int | None:
-    """The size of one heap holding the temporaries: XLA's global decreasing-size best-fit
-    heap, simplified. XLA packs twice, in two orders (largest first; longest-lived first),
-    and keeps the smaller heap; so does this. None when there are too many to pack quickly."""
-    temps = [b for b in buffers if b.kind == "temp" and b.size and b.host is None]
-    if len(temps) > _PACK_LIMIT:
-        return None
-    spatial = sorted(temps, key=lambda b: (-b.size, -(b.end - b.start), b.id))
-    temporal = sorted(temps, key=lambda b: (-(b.end - b.start), -b.size, b.id))
-    return min(_best_fit(spatial), _best_fit(temporal))
-
-
-def _best_fit(temps: list[SimBuffer]) -> int:
-    """Place each temporary, in the given order, at the best-fitting free offset among those
-    live at the same time; the heap's size."""
-    placed: list[tuple[int, int, int, int]] = []  # (start, end, offset, size)
-    top = 0
-    for b in temps:
-        used = sorted((o, o + z) for s, e, o, z in placed if not (e < b.start or s > b.end))
-        best, best_gap, cur = None, None, 0
-        for lo, hi in used:
-            if lo - cur >= b.size and (best_gap is None or lo - cur < best_gap):
-                best, best_gap = cur, lo - cur
-            cur = max(cur, hi)
-        off = best if best is not None else cur
-        placed.append((b.start, b.end, off, b.size))
-        top = max(top, off + b.size)
-    return top
 
 
 @dataclass(slots=True)
@@ -427,14 +455,15 @@ def simulate(module: Module) -> Simulation:
             for buf in sim.buffers:
                 if buf.instruction == ins.name and buf.shape_obj.text == "table":
                     buf.kind, buf.end = "output", end
-    # XLA's order: outputs take their dying operands; the largest temporaries then go into
-    # output allocations they do not overlap; the rest form the heap, where a result takes
-    # over a dying operand's buffer
-    taken: set[int] = set()
-    _share_dying_operands(sim, "output", taken)
-    busy = _place_in_outputs(sim.buffers)
-    _share_dying_operands(sim, "temp", taken, busy)
-    fixed = sum(b.size for b in sim.buffers if b.kind != "temp")
+    # XLA's order: outputs and temporaries, largest first, into their operands' allocations
+    # or earlier outputs' ones; the rest of the temporaries form the heap, where a result
+    # takes over a dying operand's buffer
+    can_share = _can_share(sim)
+    heap = assign(sim.buffers, sim.operands, can_share,
+                  lambda b: sim.copies.get(b.id, _NONE))
+    _share_dying_operands(sim, heap)
+    fixed = sum(b.size for b in sim.buffers if b.kind != "temp" and b.host is None) \
+        + thread_local_bytes(module)
     timeline = _curve(sim.buffers, end, ("temp",), fixed)
     # a lower figure: outputs live only from their definition on (XLA may place earlier
     # temporaries in an output's allocation before the output is written)
@@ -442,7 +471,7 @@ def simulate(module: Module) -> Simulation:
                      sum(b.size for b in sim.buffers if b.kind not in _TIMED)), default=fixed)
     peak_t = max(range(len(timeline)), key=timeline.__getitem__) if timeline else 0
     peak = timeline[peak_t] if timeline else fixed
-    heap = _pack(sim.buffers)
+    heap = pack([b for b in heap if b.size], _ALIGN_GPU if sim.gpu else _ALIGN_CPU)
     if heap is not None:  # packing leaves gaps: the heap is at least the live peak
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,

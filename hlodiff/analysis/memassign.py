@@ -1,0 +1,223 @@
+"""XLA's buffer assignment, replayed over the buffers of the heap simulation (memsim.py).
+
+XLA (``BufferAssigner``) gives every buffer of the module an allocation, in this order:
+
+1. buffers are sorted by size (largest first), then live-out ones first, then by their
+   first definition;
+2. an entry parameter or a constant gets its own allocation; so does every value of a
+   computation that runs inside one kernel (a reduction's or sort's comparator: *thread-local*);
+3. any other buffer first tries the allocations of its defining instruction's operands, then
+   the allocations made so far for outputs (smallest first). It fits there when it is no
+   larger (an output: exactly as large), and no value already there is live at the same
+   time. Touching at one step is allowed only where the instruction may write its result
+   over the operand that dies there (XLA's CanShareOperandBufferWithUser); a copy never
+   shares with what it copies;
+4. an output that found no place gets a new allocation; a temporary is left for the heap,
+   which packs all of them into one allocation (``_pack``): offsets aligned (256 bytes on
+   GPU, 64 on CPU), best fit, in two orders, the smaller kept.
+
+XLA's total is the sum of all allocations. This module only decides placements; which
+buffers exist, their sizes and live ranges, and who may overwrite whom, come from memsim.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from ..hlo.model import Module
+
+# computations run inside one kernel: their values get thread-local allocations
+_THREAD_LOCAL_CALLERS = frozenset(
+    "custom-call all-reduce reduce-scatter all-reduce-start map reduce reduce-window scatter "
+    "select-and-scatter sort fusion".split())
+_PACK_LIMIT = 3000  # temporaries; more are summed (packing is quadratic)
+_TRY_BUDGET = 2_000_000  # allocation checks; beyond, temporaries go to the heap directly
+
+
+class Buf(Protocol):
+    id: int
+    size: int
+    kind: str
+    start: int
+    end: int
+    host: int | None
+
+
+@dataclass(slots=True)
+class _Alloc:
+    size: int
+    live_out: bool
+    starts: list[int] = field(default_factory=list)  # members sorted by start
+    members: list[Buf] = field(default_factory=list)
+
+    def add(self, b: Buf) -> None:
+        k = bisect.bisect_left(self.starts, b.start)
+        self.starts.insert(k, b.start)
+        self.members.insert(k, b)
+
+
+def _fits(a: _Alloc, b: Buf, can_share: Callable[[Buf, Buf], bool],
+          copies_of: Callable[[Buf], set[int]]) -> bool:
+    """Whether ``b`` may join allocation ``a``: no member live at the same time, except one
+    that dies exactly where the other is defined by an instruction that may overwrite it."""
+    if b.size > a.size or (b.kind == "output" and b.size != a.size):
+        return False
+    # members do not overlap one another (they may touch): those overlapping b are together
+    k = bisect.bisect_right(a.starts, b.end)
+    copied = None
+    for i in range(k - 1, -1, -1):
+        m = a.members[i]
+        if m.end < b.start:
+            # an earlier member may still reach b if it is longer: members touch at most, so
+            # a member ending before b starts means all earlier ones do too
+            break
+        if m.end == b.start and can_share(b, m):
+            pass
+        elif b.end == m.start and can_share(m, b):
+            pass
+        else:
+            return False
+        if copied is None:
+            copied = copies_of(b)
+        if m.id in copied:
+            return False
+    return True
+
+
+def assign(buffers: list[Buf], operands: dict[int, list[int]],
+           can_share: Callable[[Buf, Buf], bool],
+           copies_of: Callable[[Buf], set[int]]) -> list[Buf]:
+    """Place outputs and temporaries into allocations, XLA's way; returns the temporaries left
+    for the heap. Outputs that found no place keep ``host is None`` (their own allocation);
+    a buffer placed into another's allocation gets ``host`` = that allocation's number and
+    costs nothing more."""
+    order = sorted((b for b in buffers if b.size and b.kind in ("output", "temp")),
+                   key=lambda b: (-b.size, b.kind != "output", b.start, b.id))
+    allocs: list[_Alloc] = []
+    where: dict[int, int] = {}  # buffer id -> allocation
+    reusable: list[int] = []  # allocations made for outputs, in creation order
+    heap: list[Buf] = []
+    budget = _TRY_BUDGET
+    for b in order:
+        if _is_table(b):  # a tuple's table of pointers: never shares an allocation
+            if b.kind == "temp":
+                heap.append(b)
+            continue
+        placed = None
+        tried: set[int] = set()
+        for o in operands.get(b.id, ()):
+            ai = where.get(o)
+            if ai is None or ai in tried:
+                continue
+            tried.add(ai)
+            budget -= 1
+            if _fits(allocs[ai], b, can_share, copies_of):
+                placed = ai
+                break
+        if placed is None and budget > 0:
+            for ai in reversed(reusable):  # smallest first
+                if ai in tried:
+                    continue
+                a = allocs[ai]
+                if a.size < b.size:
+                    continue
+                budget -= 1
+                if _fits(a, b, can_share, copies_of):
+                    placed = ai
+                    break
+        if placed is not None:
+            allocs[placed].add(b)
+            where[b.id] = placed
+            b.host = placed
+            continue
+        if b.kind == "output":
+            allocs.append(_Alloc(b.size, True))
+            allocs[-1].add(b)
+            where[b.id] = len(allocs) - 1
+            reusable.append(len(allocs) - 1)
+        else:
+            heap.append(b)
+    return heap
+
+
+def _is_table(b: Buf) -> bool:
+    """A tuple's table of pointers (memsim names its shape ``table``)."""
+    shape = getattr(b, "shape_obj", None)
+    return shape is not None and shape.text == "table"
+
+
+def pack(temps: list[Buf], align: int) -> int | None:
+    """The size of one heap holding the temporaries: XLA's global decreasing-size best-fit
+    heap, simplified, with offsets aligned. XLA packs in two orders (largest first;
+    longest-lived first) and keeps the smaller heap; so does this. None when there are too
+    many to pack quickly."""
+    if len(temps) > _PACK_LIMIT:
+        return None
+    spatial = sorted(temps, key=lambda b: (-b.size, -(b.end - b.start), b.id))
+    temporal = sorted(temps, key=lambda b: (-(b.end - b.start), -b.size, b.id))
+    return min(_best_fit(spatial, align), _best_fit(temporal, align))
+
+
+def _best_fit(temps: list[Buf], align: int) -> int:
+    placed: list[tuple[int, int, int, int]] = []  # (start, end, offset, size)
+    top = 0
+    for b in temps:
+        used = sorted((o, o + z) for s, e, o, z in placed if not (e < b.start or s > b.end))
+        best, best_gap, cur = None, None, 0
+        for lo, hi in used:
+            if lo - cur >= b.size and (best_gap is None or lo - cur < best_gap):
+                best, best_gap = cur, lo - cur
+            cur = max(cur, _up(hi, align))
+        off = best if best is not None else cur
+        placed.append((b.start, b.end, off, b.size))
+        top = max(top, off + b.size)
+    return top
+
+
+def _up(n: int, align: int) -> int:
+    return -(-n // align) * align
+
+
+def thread_local_bytes(module: Module) -> int:
+    """Bytes of XLA's thread-local allocations: every value of a computation called by a
+    reduction, sort, scatter, map or custom call (directly or inside a fusion), one
+    allocation each; fused computations themselves get none."""
+    fused: set[str] = set()
+    local: set[str] = set()
+    work = []
+    for comp in module.computations:
+        for ins in comp.instructions:
+            for c in ins.calls:
+                if ins.opcode == "fusion":
+                    fused.add(c)
+                if ins.opcode in _THREAD_LOCAL_CALLERS:
+                    work.append(c)
+    while work:
+        c = work.pop()
+        if c in local:
+            continue
+        local.add(c)
+        try:
+            comp = module.computation(c)
+        except KeyError:
+            continue
+        for ins in comp.instructions:
+            work.extend(ins.calls)
+    total = 0
+    for c in local - fused:
+        try:
+            comp = module.computation(c)
+        except KeyError:
+            continue
+        for ins in comp.instructions:
+            if ins.opcode in ("get-tuple-element", "bitcast"):
+                continue
+            s = ins.shape
+            if s.is_tuple:
+                total += 8 * len(s.tuple_shapes)
+                if ins.opcode != "parameter":
+                    continue
+            total += sum(leaf.byte_size for leaf in s.leaves())
+    return total
