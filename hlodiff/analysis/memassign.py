@@ -3,7 +3,8 @@
 XLA (``BufferAssigner``) gives every buffer of the module an allocation, in this order:
 
 1. buffers are sorted by size (largest first), then live-out ones first, then by their
-   first definition;
+   instruction's place in the computation's post order (operands before users, depth
+   first from the root: not the schedule);
 2. an entry parameter or a constant gets its own allocation; so does every value of a
    computation that runs inside one kernel (a reduction's or sort's comparator: *thread-local*);
 3. any other buffer first tries the allocations of its defining instruction's operands, then
@@ -94,7 +95,7 @@ def assign(buffers: list[Buf], operands: dict[int, list[int]],
     a buffer placed into another's allocation gets ``host`` = that allocation's number and
     costs nothing more."""
     order = sorted((b for b in buffers if b.size and b.kind in ("output", "temp")),
-                   key=lambda b: (-b.size, b.kind != "output", b.start, b.id))
+                   key=lambda b: (-b.size, b.kind != "output", getattr(b, "post", 0), b.id))
     allocs: list[_Alloc] = []
     where: dict[int, int] = {}  # buffer id -> allocation
     reusable: list[int] = []  # allocations made for outputs, in creation order
@@ -161,23 +162,23 @@ def pack(temps: list[Buf], align: int) -> int | None:
 
 
 def _best_fit(temps: list[Buf], align: int) -> int:
-    placed: list[tuple[int, int, int, int]] = []  # (start, end, offset, size)
+    placed: list[tuple[int, int, int, int]] = []  # (start, end, offset, aligned end)
     top = 0
     for b in temps:
-        used = sorted((o, o + z) for s, e, o, z in placed if not (e < b.start or s > b.end))
+        bs, be, size = b.start, b.end, b.size
+        used = sorted([(o, hi) for s, e, o, hi in placed if e >= bs and s <= be])
         best, best_gap, cur = None, None, 0
         for lo, hi in used:
-            if lo - cur >= b.size and (best_gap is None or lo - cur < best_gap):
-                best, best_gap = cur, lo - cur
-            cur = max(cur, _up(hi, align))
+            gap = lo - cur
+            if gap >= size and (best_gap is None or gap < best_gap):
+                best, best_gap = cur, gap
+            if hi > cur:
+                cur = hi
         off = best if best is not None else cur
-        placed.append((b.start, b.end, off, b.size))
-        top = max(top, off + b.size)
+        placed.append((bs, be, off, off + -(-size // align) * align))
+        if off + size > top:
+            top = off + size
     return top
-
-
-def _up(n: int, align: int) -> int:
-    return -(-n // align) * align
 
 
 def thread_local_bytes(module: Module) -> int:

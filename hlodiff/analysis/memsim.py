@@ -69,7 +69,8 @@ class SimBuffer:
     shape_obj: Shape
     start: int
     end: int
-    host: int | None = None  # a temporary placed in this output buffer's allocation
+    host: int | None = None  # the allocation (memassign) it was placed in, if not its own
+    post: int = 0  # its instruction's place in XLA's post order (ties of the assignment order)
 
     @property
     def shape(self) -> str:
@@ -114,10 +115,12 @@ class _Sim:
         # a tuple's leaves -> its table of pointers, live until its last reader (a loop's
         # state keeps the table of the tuple that entered it)
         self.tables: dict[tuple[int, ...], int] = {}
+        self.post: dict[str, int] = {}  # instruction -> XLA's post-order position
+        self.numbered: set[str] = set()
 
     def new(self, ins: Instruction, comp: str, shape: Shape, kind: str = "temp") -> int:
         b = SimBuffer(len(self.buffers), ins.name, comp, shape.byte_size, kind, shape,
-                      self.pos, self.pos)
+                      self.pos, self.pos, None, self.post.get(ins.name, 0))
         self.buffers.append(b)
         return b.id
 
@@ -144,6 +147,10 @@ class _Sim:
 
     def run(self, comp: Computation, params: list[list[int]] | None) -> list[int]:
         env: dict[str, list[int]] = {}
+        if comp.name not in self.numbered:
+            self.numbered.add(comp.name)
+            for ins in _post_order(comp):
+                self.post.setdefault(ins.name, len(self.post))
         for ins in comp.instructions:
             before = len(self.buffers)
             leaves = self.step(ins, comp, env, params)
@@ -309,6 +316,30 @@ class _Sim:
         return out
 
 
+def _post_order(comp: Computation) -> list[Instruction]:
+    """XLA's post order of a computation: from each instruction nobody uses (in text order),
+    operands first, depth first."""
+    used = {o for i in comp.instructions for o in i.operands}
+    seen: set[str] = set()
+    out: list[Instruction] = []
+    for top in comp.instructions:
+        if top.name in used or top.name in seen:
+            continue
+        stack = [(top, 0)]
+        seen.add(top.name)
+        while stack:
+            ins, k = stack.pop()
+            if k < len(ins.operands):
+                stack.append((ins, k + 1))
+                o = ins.operands[k]
+                if o not in seen:
+                    seen.add(o)
+                    stack.append((comp[o], 0))
+            else:
+                out.append(ins)
+    return out
+
+
 def _shareable_operand(comp: Computation, name: str) -> bool:
     ins = comp[name]
     while ins.opcode == "get-tuple-element" and ins.operands:
@@ -462,6 +493,9 @@ def simulate(module: Module) -> Simulation:
     heap = assign(sim.buffers, sim.operands, can_share,
                   lambda b: sim.copies.get(b.id, _NONE))
     _share_dying_operands(sim, heap)
+    for b in heap:  # XLA's heap never reuses a tuple table's space (seen in every dump)
+        if b.shape_obj.text == "table":
+            b.start, b.end = 0, end
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp" and b.host is None) \
         + thread_local_bytes(module)
     timeline = _curve(sim.buffers, end, ("temp",), fixed)
