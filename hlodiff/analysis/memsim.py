@@ -213,7 +213,6 @@ class _Sim:
             roots = [self.run(self.m.computation(c), [ops[k + 1]] if k + 1 < len(ops) else [])
                      for k, c in enumerate(branches)]
             out = self.fresh(ins, cname)
-            self.loop_state.update(out)
             # a branch's result is written into the conditional's buffer: that buffer is in
             # use from the first branch result on (XLA's flattened live range), once
             for r in roots:
@@ -222,6 +221,17 @@ class _Sim:
                         ob = self.buffers[out[k]]
                         ob.start = min(ob.start, self.buffers[b].start)
                 self.zero(r, before)
+                t = self.tables.get(tuple(r))  # the branch's table is the conditional's
+                if t is not None and t >= before:
+                    self.buffers[t].size = 0
+            # an element a branch passes through from its operand is that operand's buffer
+            # (XLA's alias analysis makes them one)
+            for r in roots:
+                for k, b in enumerate(r):
+                    if b < before and k < len(out) and out[k] >= before:
+                        self.buffers[out[k]].size = 0
+                        out[k] = b
+            self.loop_state.update(out)
             return out
         if op == "call" and ins.calls:
             return self.run(self.m.computation(ins.calls[0]), ops)
