@@ -103,7 +103,9 @@ class _Sim:
         self.pos = 0
         self.sequence: list[tuple[str, str]] = []  # (computation, instruction) per position
         # (result buffer, [(operand number, operand buffer)] it may take, the fusion or None)
-        self.reuse: list[tuple[int, list[tuple[int, int]], Instruction | None]] = []
+        # (result, [(operand number, operand buffer)] it may take, the fusion or None, the
+        # fusion's output element or None)
+        self.reuse: list[tuple[int, list[tuple[int, int]], Instruction | None, int | None]] = []
         # buffers carried by a while or written by a conditional's branches: XLA colocates
         # them, and a later result never takes one over
         self.loop_state: set[int] = set()
@@ -256,17 +258,25 @@ class _Sim:
                 # fusion's or a parameter's tuple are
                 self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o
                                             if _shareable_operand(comp, ins.operands[k])],
-                                   ins))
+                                   ins, None))
+            elif ins.fusion_kind in ("kLoop", "kInput") and ins.shape.is_tuple and ins.calls:
+                cands = [(k, o[0]) for k, o in enumerate(ops)
+                         if len(o) == 1 and _shareable_operand(comp, ins.operands[k])]
+                for e, es in enumerate(ins.shape.tuple_shapes):
+                    first = _subtree(ins.shape, (e,))[0]
+                    if not es.is_tuple and first < len(out):
+                        self.reuse.append((out[first], cands, ins, e))
             return out
         if op == "sort":  # sorts in place: each result may take its operand's dying buffer
             out = self.fresh(ins, cname)
             for k, o in enumerate(ops):
                 if k < len(out) and len(o) == 1:
-                    self.reuse.append((out[k], [(k, o[0])], None))
+                    self.reuse.append((out[k], [(k, o[0])], None, None))
             return out
         if op in _ELEMENTWISE and not ins.shape.is_tuple:
             out = self.fresh(ins, cname)
-            self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o], None))
+            self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o], None,
+                               None))
             return out
         if op == "custom-call" and "output_to_operand_aliasing" in ins.attrs:
             out = self.fresh(ins, cname)
@@ -384,6 +394,61 @@ def _elementwise_params(fc: Computation, shape: Shape, gpu: bool) -> set[int]:
             and p.shape.element_type == shape.element_type and ok.get(p.name, False)}
 
 
+def _element_params(fc: Computation, element: int, gpu: bool) -> set[int]:
+    """Parameters of a multi-output fusion that its output ``element`` may overwrite: the
+    parameter reaches that element through elementwise ops (at the same shape on CPU, as
+    many elements on GPU, bitcasts too) and nothing reads the parameter itself otherwise
+    (what reads it does so at the index the element is written). On CPU, every use of
+    the parameter must lead there elementwise."""
+    root = fc.root_instruction
+    if root.opcode != "tuple" or element >= len(root.operands):
+        return set()
+    target = fc[root.operands[element]]
+    shape = target.shape
+    n = _elements(shape)
+    users: dict[str, list[Instruction]] = {}
+    for i in fc.instructions:
+        for o in i.operands:
+            users.setdefault(o, []).append(i)
+
+    def step_ok(u: Instruction) -> bool:
+        if gpu:
+            return (u.opcode == "bitcast" or u.opcode in _ELEMENTWISE) \
+                and _elements(u.shape) == n
+        return u.opcode in _ELEMENTWISE and u.shape.dims == shape.dims
+
+    reach: dict[str, bool] = {}  # a path to the element through allowed ops
+    every: dict[str, bool] = {}  # every path leads there (CPU)
+    for i in reversed(fc.instructions):
+        us = users.get(i.name, [])
+        at = i.name == target.name
+        reach[i.name] = at or any(step_ok(u) and reach.get(u.name, False) for u in us)
+        every[i.name] = at or (bool(us) and all(
+            (u is root) or (step_ok(u) and every.get(u.name, False)) for u in us))
+    out = set()
+    for p in fc.parameters:
+        if p.shape.is_tuple or p.shape.element_type != shape.element_type \
+                or _elements(p.shape) != n:
+            continue
+        if gpu and reach.get(p.name) and all(
+                u.opcode in _ELEMENTWISE and _elements(u.shape) == n
+                for u in _readers(p, users)):
+            out.add(p.parameter_number)
+        elif not gpu and p.shape.dims == shape.dims and every.get(p.name) \
+                and reach.get(p.name):
+            out.add(p.parameter_number)
+    return out
+
+
+def _readers(p: Instruction, users: dict[str, list[Instruction]]) -> list[Instruction]:
+    """What reads a fused parameter's memory: its users, looking through bitcasts."""
+    out, work = [], [p]
+    while work:
+        for u in users.get(work.pop().name, []):
+            (work if u.opcode == "bitcast" else out).append(u)
+    return out
+
+
 def _is_gpu(module: Module) -> bool:
     """Whether XLA's GPU backend compiled the module: its instructions carry GPU backend
     configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton."""
@@ -402,12 +467,16 @@ def _elements(s: Shape) -> int:
     return n
 
 
-def _eligible(sim: _Sim, fusion: Instruction, k: int, cache: dict[str, set[int]]) -> bool:
-    """Whether the fusion may write its result over its operand ``k``."""
-    name = fusion.calls[0]
-    if name not in cache:
-        cache[name] = _elementwise_params(sim.m.computation(name), fusion.shape, sim.gpu)
-    return k in cache[name]
+def _eligible(sim: _Sim, fusion: Instruction, k: int, element: int | None,
+              cache: dict[tuple[str, int | None], set[int]]) -> bool:
+    """Whether the fusion may write its result (or its output ``element``) over its
+    operand ``k``."""
+    key = (fusion.calls[0], element)
+    if key not in cache:
+        fc = sim.m.computation(key[0])
+        cache[key] = _elementwise_params(fc, fusion.shape, sim.gpu) if element is None \
+            else _element_params(fc, element, sim.gpu)
+    return k in cache[key]
 
 
 def _can_share(sim: _Sim):
@@ -415,16 +484,17 @@ def _can_share(sim: _Sim):
     operand elementwise (an elementwise op; a loop fusion whose parameter reaches the root
     only through elementwise ops) or sorts it in place, at the same size; never a buffer a
     while loop carries or a conditional writes."""
-    cands: dict[int, list[tuple[int, int, Instruction | None]]] = {}
-    for out, cs, fusion in sim.reuse:
-        cands[out] = [(k, c, fusion) for k, c in cs]
-    cache: dict[str, set[int]] = {}
+    cands: dict[int, list[tuple[int, int, Instruction | None, int | None]]] = {}
+    for out, cs, fusion, element in sim.reuse:
+        cands[out] = [(k, c, fusion, element) for k, c in cs]
+    cache: dict[tuple[str, int | None], set[int]] = {}
 
     def can_share(user, operand) -> bool:
         if user.size != operand.size:
             return False
-        for k, c, fusion in cands.get(user.id, ()):
-            if c == operand.id and (fusion is None or _eligible(sim, fusion, k, cache)):
+        for k, c, fusion, element in cands.get(user.id, ()):
+            if c == operand.id and (fusion is None
+                                    or _eligible(sim, fusion, k, element, cache)):
                 return True
         return False
 
@@ -440,7 +510,7 @@ def _share_dying_operands(sim: _Sim, heap: list[SimBuffer]) -> None:
     can_share = _can_share(sim)
     in_heap = {b.id for b in heap}
     taken: set[int] = set()
-    for out, cands, _fusion in sim.reuse:
+    for out, cands, _fusion, _element in sim.reuse:
         ob = sim.buffers[out]
         if out not in in_heap or not ob.size:
             continue
