@@ -49,7 +49,6 @@ class Buf(Protocol):
 @dataclass(slots=True)
 class _Alloc:
     size: int
-    live_out: bool
     starts: list[int] = field(default_factory=list)  # members sorted by start
     members: list[Buf] = field(default_factory=list)
 
@@ -134,7 +133,7 @@ def assign(buffers: list[Buf], operands: dict[int, list[int]],
             b.host = placed
             continue
         if b.kind == "output":
-            allocs.append(_Alloc(b.size, True))
+            allocs.append(_Alloc(b.size))
             allocs[-1].add(b)
             where[b.id] = len(allocs) - 1
             reusable.append(len(allocs) - 1)

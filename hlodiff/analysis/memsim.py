@@ -1,37 +1,37 @@
-"""An estimate of a scheduled module's memory from its text alone: a heap simulation.
+"""An estimate of a scheduled module's memory from its text alone: XLA's buffer assignment,
+replayed.
 
 Used when XLA's buffer-assignment file is not beside the module. The schedule is the text
 order of each computation of an ``is_scheduled=true`` module, flattened as XLA flattens it
-(a while's condition and body, a conditional's branches and a call's callee are placed just
-before the instruction that runs them). Every array an instruction defines is a buffer, live
-from its definition to its last use. Instructions that define no memory of their own share a
-buffer: ``bitcast``, ``get-tuple-element`` and ``tuple`` (which adds only its table of
-pointers, 8 bytes an element), a ``while`` (its state is updated in place; the body's
-results are placed into the state's buffers), a conditional's branch results (placed in the
-conditional's buffer), in-place updates (``dynamic-update-slice``/``scatter``, also as the
-root of a fusion, and ``output_to_operand_aliasing`` custom calls), asynchronous ``-done``
-ops, and outputs that ``input_output_alias`` (donation) places in a parameter's buffer.
+(a while's condition and body, a conditional's branches, a call's callee and an
+``async-start``'s wrapped computation are placed just before the instruction that runs
+them). Every array an instruction defines is a buffer, live from its definition to its last
+reader (a ``get-tuple-element`` reads nothing; a tuple's table of pointers lives until its
+last reader). Instructions that define no memory of their own share a buffer, as XLA's
+alias analysis makes them one: ``bitcast``, ``get-tuple-element`` and ``tuple`` (which adds
+only its table, 8 bytes an element), a ``while`` (its state, the body's results and tables
+are one), a conditional (its branches' results; an element a branch passes through is the
+operand's buffer), in-place updates (``dynamic-update-slice``/``scatter``, also as the root
+of a fusion, and ``output_to_operand_aliasing`` custom calls), ``async-start`` operands,
+asynchronous ``-done`` ops, and outputs that ``input_output_alias`` (donation) places in a
+parameter's buffer.
 
-Then, as XLA's buffer assignment does, in its order:
+Which result may be written over a dying operand (XLA's CanShareOperandBufferWithUser):
+elementwise ops; loop fusions whose parameter reaches the root only through elementwise ops
+(at the same shape on CPU; on GPU, XLA's fusion hint, also through bitcasts at the same
+element count); a multi-output fusion's element over a parameter that reaches it
+elementwise and is read only elementwise; sorts. Never a value reached through a bitcast or
+a library call's tuple (cuDNN's (result, scratch)).
 
-- an output may take over the buffer of an operand that dies at it, when it reads that
-  operand elementwise (elementwise ops, loop fusions whose parameter reaches the root only
-  through elementwise ops: at the same shape on CPU; on GPU, XLA's fusion hint, also through
-  bitcasts at the same element count) or sorts in place; never a buffer a while loop carries
-  or a conditional writes, nor a value the operand does not define itself (one reached
-  through a get-tuple-element or bitcast);
-- a temporary goes into an output's allocation when it fits and is dead whenever that
-  allocation is in use (largest first, first fit), and costs nothing more;
-- then the same sharing among temporaries; a result whose dying operand sits in an output's
-  allocation joins it when nothing else lives there meanwhile;
-- the other temporaries share one heap: the largest sum live at one moment, or, with up to
-  3,000 of them, a best-fit packing (largest first and longest-lived first, the smaller
-  kept) when its gaps make the heap larger.
+memassign.py then places the buffers in XLA's order (largest first; outputs first; XLA's
+post order), each into its operands' allocations or an earlier output's, where no value
+there is live at the same time; the rest of the temporaries form one heap, where a result
+takes over a dying operand's buffer (never a loop's state) and tuple tables never share
+space, packed best-fit with XLA's alignment (256 bytes on GPU, 64 on CPU). Thread-local
+allocations (values of reductions' and sorts' computations) are added.
 
-The estimate is parameters + outputs + constants (each its own allocation in XLA) plus that
-heap. ``low_bytes`` counts outputs only from their definition on. Where XLA's rules differ
-(conditional branches, which values interfere at the step an output is written), the figure
-differs: benchmarks/RESULTS.md has it against XLA's total on 91 programs.
+The estimate is the sum of the allocations. ``low_bytes`` counts outputs only from their
+definition on. benchmarks/RESULTS.md has the figures against XLA's total.
 """
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ from dataclasses import dataclass
 from ..hlo.model import Computation, Instruction, Module, Shape
 from .memassign import assign, pack, thread_local_bytes
 
-_SHARE = {"bitcast", "get-tuple-element", "tuple", "while", "optimization-barrier",
-          "add-dependency"}
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
 _TIMED = ("temp", "output")  # kinds whose bytes count only while live
 _ELEMENTWISE = frozenset(  # HLO opcode names
@@ -117,6 +115,9 @@ class _Sim:
         # a tuple's leaves -> its table of pointers, live until its last reader (a loop's
         # state keeps the table of the tuple that entered it)
         self.tables: dict[tuple[int, ...], int] = {}
+        # (result, operand buffer) pairs where the operand is read as another's tuple
+        # element: XLA's heap never shares those (its buffer assignment may)
+        self.via_element: set[tuple[int, int]] = set()
         self.post: dict[str, int] = {}  # instruction -> XLA's post-order position
         self.numbered: set[str] = set()
 
@@ -156,6 +157,10 @@ class _Sim:
         for ins in comp.instructions:
             before = len(self.buffers)
             leaves = self.step(ins, comp, env, params)
+            for o in ins.operands:  # operands that are another's tuple element
+                if comp[o].opcode == "get-tuple-element":
+                    self.via_element.update((b, c) for b in leaves if b >= before
+                                            for c in env.get(o, ()))
             if not ins.shape.is_tuple and len(leaves) == 1 and leaves[0] >= before:
                 opb = [env[o][0] for o in ins.operands
                        if len(env.get(o, ())) == 1 and not comp[o].shape.is_tuple]
@@ -252,10 +257,6 @@ class _Sim:
             out = self.fusion(ins, cname, ops)
             if ins.fusion_kind == "kLoop" and len(out) == 1 and not ins.shape.is_tuple \
                     and ins.calls:
-                # not through a bitcast, nor an element of a library call's tuple result
-                # (cuDNN convolutions' (result, scratch)): XLA's buffer assignments show
-                # those never shared, while elements of a loop's state, a multi-output
-                # fusion's or a parameter's tuple are
                 self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o
                                             if _shareable_operand(comp, ins.operands[k])],
                                    ins, None))
@@ -361,11 +362,11 @@ def _post_order(comp: Computation) -> list[Instruction]:
 
 
 def _shareable_operand(comp: Computation, name: str) -> bool:
+    """Not a value reached through a bitcast (XLA's buffer assignments never show one
+    shared)."""
     ins = comp[name]
     while ins.opcode == "get-tuple-element" and ins.operands:
         ins = comp[ins.operands[0]]
-        if ins.opcode in ("custom-call", "bitcast"):
-            return False
     return ins.opcode != "bitcast"
 
 
@@ -505,8 +506,9 @@ def _share_dying_operands(sim: _Sim, heap: list[SimBuffer]) -> None:
     """In the heap, a result (an elementwise op, a loop fusion reading the operand
     elementwise, a sort) takes over an operand's buffer that dies where it is defined, as
     XLA's heap simulator shares them; the two then count once. Not a buffer that holds
-    several values (a loop's state, a conditional's result): XLA's buffer assignment lets
-    an output's allocation take one over, but its heap never shares one."""
+    several values (a loop's state, a conditional's result), nor one read as another's
+    tuple element: XLA's buffer assignment lets an output's allocation take those over, but
+    its heap never shares them (no case in any dump we have)."""
     can_share = _can_share(sim)
     in_heap = {b.id for b in heap}
     taken: set[int] = set()
@@ -517,7 +519,8 @@ def _share_dying_operands(sim: _Sim, heap: list[SimBuffer]) -> None:
         for _k, c in cands:
             cb = sim.buffers[c]
             if c in taken or c == out or c not in in_heap or cb.end != ob.start \
-                    or c in sim.loop_state or not can_share(ob, cb):
+                    or c in sim.loop_state or (out, c) in sim.via_element \
+                    or not can_share(ob, cb):
                 continue
             taken.add(c)
             cb.end = max(cb.end, ob.end)
