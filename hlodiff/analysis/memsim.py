@@ -114,7 +114,7 @@ class _Sim:
         self.copies: dict[int, set[int]] = {}
         # a tuple's leaves -> its table of pointers, live until its last reader (a loop's
         # state keeps the table of the tuple that entered it)
-        self.tables: dict[tuple[int, ...], int] = {}
+        self.tables: dict[int, tuple[list[int], int]] = {}  # id(leaves) -> (leaves, table)
         # (result, operand buffer) pairs where the operand is read as another's tuple
         # element: XLA's heap never shares those (its buffer assignment may)
         self.via_element: set[tuple[int, int]] = set()
@@ -134,8 +134,13 @@ class _Sim:
                          kind)
         out = [self.new(ins, comp, leaf, kind) for leaf in ins.shape.leaves()]
         if t is not None:
-            self.tables.setdefault(tuple(out), t)
+            self.tables.setdefault(id(out), (out, t))
         return out
+
+    def table(self, leaves: list[int] | None) -> int | None:
+        """The table of pointers of the tuple whose leaves are this very list, if any."""
+        hit = self.tables.get(id(leaves))
+        return hit[1] if hit is not None and hit[0] is leaves else None
 
     def use(self, leaves: list[int]) -> None:
         for b in leaves:
@@ -172,7 +177,7 @@ class _Sim:
             if ins.opcode != "get-tuple-element":  # takes an element; reads no buffer
                 self.use([b for op in ins.operands for b in env.get(op, ())])
             for op in ins.operands:
-                t = self.tables.get(tuple(env.get(op, ())))
+                t = self.table(env.get(op))
                 if t is not None:
                     self.use([t])
             self.use(leaves)
@@ -198,7 +203,7 @@ class _Sim:
         if op == "tuple":
             t = self.new(ins, cname, Shape("table", "u8", (8 * len(ops),)))
             out = [b for o in ops for b in o]
-            self.tables.setdefault(tuple(out), t)
+            self.tables.setdefault(id(out), (out, t))
             return out
         if op == "while" and ops:
             state = ops[0]
@@ -209,7 +214,7 @@ class _Sim:
                     root = self.run(self.m.computation(c), [state])
                     if role == "body":
                         self.zero(root, before)
-                        t = self.tables.get(tuple(root))
+                        t = self.table(root)
                         if t is not None and t >= before:
                             self.buffers[t].size = 0
             self.use(state)
@@ -228,7 +233,7 @@ class _Sim:
                         ob = self.buffers[out[k]]
                         ob.start = min(ob.start, self.buffers[b].start)
                 self.zero(r, before)
-                t = self.tables.get(tuple(r))  # the branch's table is the conditional's
+                t = self.table(r)  # the branch's table is the conditional's
                 if t is not None and t >= before:
                     self.buffers[t].size = 0
             # an element a branch passes through from its operand is that operand's buffer
