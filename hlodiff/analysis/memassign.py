@@ -118,10 +118,10 @@ def assign(buffers: list[Buf], operands: dict[int, list[int]],
                 break
         if placed is None and budget > 0:
             for ai in reversed(reusable):  # smallest first
-                if ai in tried:
-                    continue
                 a = allocs[ai]
-                if a.size < b.size:
+                # its output (the member that starts last) lives to the end: b must end by
+                # the time it starts
+                if a.size < b.size or a.starts[-1] < b.end or ai in tried:
                     continue
                 budget -= 1
                 if _fits(a, b, can_share, copies_of):
@@ -161,11 +161,15 @@ def pack(temps: list[Buf], align: int) -> int | None:
 
 
 def _best_fit(temps: list[Buf], align: int) -> int:
-    placed: list[tuple[int, int, int, int]] = []  # (start, end, offset, aligned end)
+    """Place each temporary, in the given order, at the lowest-waste aligned offset among the
+    ones placed before that are live at the same time; the heap's size."""
+    starts: list[int] = []  # placed temporaries, sorted by start
+    placed: list[tuple[int, int, int]] = []  # (end, offset, aligned end), in that order
     top = 0
     for b in temps:
         bs, be, size = b.start, b.end, b.size
-        used = sorted([(o, hi) for s, e, o, hi in placed if e >= bs and s <= be])
+        k = bisect.bisect_right(starts, be)  # only those starting by b's end can meet it
+        used = sorted([(o, hi) for e, o, hi in placed[:k] if e >= bs])
         best, best_gap, cur = None, None, 0
         for lo, hi in used:
             gap = lo - cur
@@ -174,7 +178,9 @@ def _best_fit(temps: list[Buf], align: int) -> int:
             if hi > cur:
                 cur = hi
         off = best if best is not None else cur
-        placed.append((bs, be, off, off + -(-size // align) * align))
+        j = bisect.bisect_right(starts, bs)
+        starts.insert(j, bs)
+        placed.insert(j, (be, off, off + -(-size // align) * align))
         if off + size > top:
             top = off + size
     return top
