@@ -148,27 +148,56 @@ def _is_table(b: Buf) -> bool:
     return shape is not None and shape.text == "table"
 
 
-def pack(temps: list[Buf], align: int) -> int | None:
-    """The size of one heap holding the temporaries: XLA's global decreasing-size best-fit
-    heap, simplified, with offsets aligned. XLA packs in two orders (largest first;
-    longest-lived first) and keeps the smaller heap; so does this. None when there are too
-    many to pack quickly."""
-    if len(temps) > _PACK_LIMIT:
+def pack(heap: list[Buf], merges: list[tuple[int, int]], align: int,
+         pinned: set[int] | frozenset[int] = frozenset()) -> int | None:
+    """The size of the heap holding the temporaries: XLA's global decreasing-size best-fit
+    heap. Its clock is the heap simulator's: every allocation and every free is one tick
+    (at each step of the schedule, the step's allocations, then its frees, each in order of
+    live range and id), so a buffer's duration counts the events it spans, which orders
+    equal sizes. ``merges``: (group, member) pairs where a result took over a dying operand's
+    buffer (memsim); a group is placed as one, its own interval orders it. XLA packs in two
+    orders (largest first; longest-lived first) and keeps the smaller heap; so does this.
+    ``pinned`` buffers keep their place for the whole program. None when there are too many
+    to pack quickly."""
+    items = [b for b in heap if b.size]
+    if len(items) > _PACK_LIMIT:
         return None
-    spatial = sorted(temps, key=lambda b: (-b.size, -(b.end - b.start), b.id))
-    temporal = sorted(temps, key=lambda b: (-(b.end - b.start), -b.size, b.id))
+    own_end = {b.id: b.end for b in heap}
+    last: dict[int, int] = {}
+    by = {b.id: b for b in heap}
+    for g, member in merges:  # the group's previous last member dies where member starts
+        own_end[last.get(g, g)] = by[member].start
+        last[g] = member
+    allocs: dict[int, list[Buf]] = {}
+    frees: dict[int, list[Buf]] = {}
+    for b in heap:
+        allocs.setdefault(b.start, []).append(b)
+        frees.setdefault(own_end[b.id], []).append(b)
+    tick: dict[int, list[int]] = {}  # id -> [alloc tick, free tick]
+    clock = 0
+    for step in sorted(set(allocs) | set(frees)):
+        for kind, todo in ((0, allocs.get(step, ())), (1, frees.get(step, ()))):
+            for b in sorted(todo, key=lambda b: (b.start, own_end[b.id], b.id)):
+                tick.setdefault(b.id, [0, 0])[kind] = clock
+                clock += 1
+    group_end = {g: tick[last[g]][1] for g in last}
+    rows = [(b.size, tick[b.id][1] - tick[b.id][0], b.id, tick[b.id][0],
+             group_end.get(b.id, tick[b.id][1])) if b.id not in pinned
+            else (b.size, clock, b.id, 0, clock) for b in items]
+    spatial = sorted(rows, key=lambda r: (-r[0], -r[1], r[2]))
+    temporal = sorted(rows, key=lambda r: (-r[1], -r[0], r[2]))
     return min(_best_fit(spatial, align), _best_fit(temporal, align))
 
 
-def _best_fit(temps: list[Buf], align: int) -> int:
-    """Place each temporary, in the given order, at the lowest-waste aligned offset among the
-    ones placed before that are live at the same time; the heap's size."""
-    starts: list[int] = []  # placed temporaries, sorted by start
+def _best_fit(rows: list[tuple[int, int, int, int, int]], align: int) -> int:
+    """Place each (size, duration, id, start, end), in the given order, at the lowest-waste
+    aligned offset among the ones placed before that are live at the same time; the heap's
+    size."""
+    starts: list[int] = []  # placed, sorted by start
     placed: list[tuple[int, int, int]] = []  # (end, offset, aligned end), in that order
     top = 0
-    for b in temps:
-        bs, be, size = b.start, b.end, b.size
-        k = bisect.bisect_right(starts, be)  # only those starting by b's end can meet it
+    for size, _dur, _id, bs, be in rows:
+        k = bisect.bisect_right(starts, be)  # only those starting by its end can meet it
         used = sorted([(o, hi) for e, o, hi in placed[:k] if e >= bs])
         best, best_gap, cur = None, None, 0
         for lo, hi in used:

@@ -488,15 +488,15 @@ def _eligible(sim: _Sim, fusion: Instruction, k: int, element: int | None,
 def _can_share(sim: _Sim):
     """XLA's CanShareOperandBufferWithUser, as far as the text tells: the user reads the
     operand elementwise (an elementwise op; a loop fusion whose parameter reaches the root
-    only through elementwise ops) or sorts it in place, at the same size; never a buffer a
-    while loop carries or a conditional writes."""
+    only through elementwise ops; a multi-output fusion's element) or sorts it in place, at
+    the same size."""
     cands: dict[int, list[tuple[int, int, Instruction | None, int | None]]] = {}
     for out, cs, fusion, element in sim.reuse:
         cands[out] = [(k, c, fusion, element) for k, c in cs]
     cache: dict[tuple[str, int | None], set[int]] = {}
 
     def can_share(user, operand) -> bool:
-        if user.size != operand.size:
+        if user.shape_obj.byte_size != operand.shape_obj.byte_size:
             return False
         for k, c, fusion, element in cands.get(user.id, ()):
             if c == operand.id and (fusion is None
@@ -507,30 +507,35 @@ def _can_share(sim: _Sim):
     return can_share
 
 
-def _share_dying_operands(sim: _Sim, heap: list[SimBuffer]) -> None:
+def _share_dying_operands(sim: _Sim, heap: list[SimBuffer],
+                          can_share) -> list[tuple[int, int]]:
     """In the heap, a result (an elementwise op, a loop fusion reading the operand
     elementwise, a sort) takes over an operand's buffer that dies where it is defined, as
     XLA's heap simulator shares them; the two then count once. Not a buffer that holds
     several values (a loop's state, a conditional's result), nor one read as another's
     tuple element: XLA's buffer assignment lets an output's allocation take those over, but
     its heap never shares them (no case in any dump we have)."""
-    can_share = _can_share(sim)
     in_heap = {b.id for b in heap}
     taken: set[int] = set()
+    root: dict[int, int] = {}  # a result that took over an operand -> the group's buffer
+    merges: list[tuple[int, int]] = []
     for out, cands, _fusion, _element in sim.reuse:
         ob = sim.buffers[out]
         if out not in in_heap or not ob.size:
             continue
         for _k, c in cands:
-            cb = sim.buffers[c]
-            if c in taken or c == out or c not in in_heap or cb.end != ob.start \
+            g = sim.buffers[root.get(c, c)]  # the operand's group (a chain of such results)
+            if c in taken or c == out or c not in in_heap or g.end != ob.start \
                     or c in sim.loop_state or (out, c) in sim.via_element \
-                    or not can_share(ob, cb):
+                    or g.size != ob.size or not can_share(ob, sim.buffers[c]):
                 continue
             taken.add(c)
-            cb.end = max(cb.end, ob.end)
+            g.end = max(g.end, ob.end)
+            root[out] = g.id
+            merges.append((g.id, out))
             ob.size = 0
             break
+    return merges
 
 
 @dataclass(slots=True)
@@ -580,10 +585,7 @@ def simulate(module: Module) -> Simulation:
     can_share = _can_share(sim)
     heap = assign(sim.buffers, sim.operands, can_share,
                   lambda b: sim.copies.get(b.id, _NONE))
-    _share_dying_operands(sim, heap)
-    for b in heap:  # XLA's heap never reuses a tuple table's space (seen in every dump)
-        if b.shape_obj.text == "table":
-            b.start, b.end = 0, end
+    merges = _share_dying_operands(sim, heap, can_share)
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp" and b.host is None) \
         + thread_local_bytes(module)
     timeline = _curve(sim.buffers, end, ("temp",), fixed)
@@ -593,7 +595,9 @@ def simulate(module: Module) -> Simulation:
                      sum(b.size for b in sim.buffers if b.kind not in _TIMED)), default=fixed)
     peak_t = max(range(len(timeline)), key=timeline.__getitem__) if timeline else 0
     peak = timeline[peak_t] if timeline else fixed
-    heap = pack([b for b in heap if b.size], _ALIGN_GPU if sim.gpu else _ALIGN_CPU)
+    # XLA's heap never reuses a tuple table's space (seen in every dump): pinned
+    pinned = {b.id for b in heap if b.shape_obj.text == "table"}
+    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _ALIGN_CPU, pinned)
     if heap is not None:  # packing leaves gaps: the heap is at least the live peak
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,
