@@ -49,13 +49,29 @@ class Buf(Protocol):
 @dataclass(slots=True)
 class _Alloc:
     size: int
-    starts: list[int] = field(default_factory=list)  # members sorted by start
-    members: list[Buf] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)  # members' live pieces, sorted by start
+    pieces: list[tuple[int, Buf]] = field(default_factory=list)  # (end, member), same order
 
     def add(self, b: Buf) -> None:
-        k = bisect.bisect_left(self.starts, b.start)
-        self.starts.insert(k, b.start)
-        self.members.insert(k, b)
+        for s, e in _pieces(b):
+            k = bisect.bisect_left(self.starts, s)
+            self.starts.insert(k, s)
+            self.pieces.insert(k, (e, b))
+
+
+def _pieces(b: Buf) -> list[tuple[int, int]]:
+    """The stretches of [start, end] where the buffer holds a live value."""
+    gaps = getattr(b, "gaps", None)
+    if not gaps:
+        return [(b.start, b.end)]
+    out, cur = [], b.start
+    for lo, hi in sorted(gaps):
+        if lo > cur:
+            out.append((cur, lo - 1))
+        cur = max(cur, hi + 1)
+    if cur <= b.end:
+        out.append((cur, b.end))
+    return out
 
 
 def _fits(a: _Alloc, b: Buf, can_share: Callable[[Buf, Buf], bool],
@@ -64,25 +80,26 @@ def _fits(a: _Alloc, b: Buf, can_share: Callable[[Buf, Buf], bool],
     that dies exactly where the other is defined by an instruction that may overwrite it."""
     if b.size > a.size or (b.kind == "output" and b.size != a.size):
         return False
-    # members do not overlap one another (they may touch): those overlapping b are together
-    k = bisect.bisect_right(a.starts, b.end)
     copied = None
-    for i in range(k - 1, -1, -1):
-        m = a.members[i]
-        if m.end < b.start:
-            # an earlier member may still reach b if it is longer: members touch at most, so
-            # a member ending before b starts means all earlier ones do too
-            break
-        if m.end == b.start and can_share(b, m):
-            pass
-        elif b.end == m.start and can_share(m, b):
-            pass
-        else:
-            return False
-        if copied is None:
-            copied = copies_of(b)
-        if m.id in copied:
-            return False
+    for bs, be in _pieces(b):
+        # pieces do not overlap one another (they may touch): those overlapping b's are
+        # together, just before the first piece starting after b's ends
+        k = bisect.bisect_right(a.starts, be)
+        for i in range(k - 1, -1, -1):
+            me, m = a.pieces[i]
+            ms = a.starts[i]
+            if me < bs:
+                break
+            if me == bs and can_share(b, m):
+                pass
+            elif be == ms and can_share(m, b):
+                pass
+            else:
+                return False
+            if copied is None:
+                copied = copies_of(b)
+            if m.id in copied:
+                return False
     return True
 
 

@@ -69,6 +69,9 @@ class SimBuffer:
     end: int
     host: int | None = None  # the allocation (memassign) it was placed in, if not its own
     post: int = 0  # its instruction's place in XLA's post order (ties of the assignment order)
+    # stretches inside [start, end] where none of its values is live: a loop's state between
+    # the body's last read of it and the body's new value for it
+    gaps: list[tuple[int, int]] | None = None
 
     @property
     def shape(self) -> str:
@@ -147,6 +150,22 @@ class _Sim:
             if self.buffers[b].end < self.pos:
                 self.buffers[b].end = self.pos
 
+    def state_gaps(self, state: list[int], root: list[int], body_start: int,
+                   before: int) -> None:
+        """A loop's state element is one buffer but several values (XLA: the body's parameter,
+        the body's result): between the body's last read of the old value and the definition
+        of the new one, nothing of it is live, and XLA places other values there."""
+        if len(root) != len(state) or len(set(state)) != len(state):
+            return
+        for b, r in zip(state, root):
+            if r < before or r == b:
+                continue
+            buf = self.buffers[b]
+            last = buf.end if buf.end >= body_start else body_start - 1
+            lo, hi = last + 1, self.buffers[r].start - 1
+            if lo <= hi:
+                buf.gaps = (buf.gaps or []) + [(lo, hi)]
+
     def zero(self, leaves: list[int], before: int) -> None:
         """Buffers placed into another's memory (a body's or branch's results)."""
         for b in leaves:
@@ -211,8 +230,10 @@ class _Sim:
             before = len(self.buffers)
             for role in ("condition", "body"):
                 for c in ins.called.get(role, ()):
+                    body_start = self.pos
                     root = self.run(self.m.computation(c), [state])
                     if role == "body":
+                        self.state_gaps(state, root, body_start, before)
                         self.zero(root, before)
                         t = self.table(root)
                         if t is not None and t >= before:
