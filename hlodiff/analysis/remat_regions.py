@@ -53,6 +53,7 @@ class Region:
     count: int = 1  # regions in its computation
     in_loop: bool = False  # in a loop body: runs once per iteration
     parent: str | None = None  # the enclosing region's barrier (nested)
+    call_site: str | None = None  # "file.py:40": where the checkpointed function is called
 
     @property
     def label(self) -> str:
@@ -60,6 +61,8 @@ class Region:
         parts = [self.function or "jax.checkpoint"]
         if self.lines:
             parts.append(f"({self.lines})")
+        if self.call_site:
+            parts.append(f"called at {self.call_site}")
         if self.count > 1:
             parts.append(f"#{self.index + 1} of {self.count}")
         if self.scope:
@@ -342,18 +345,31 @@ def _name(module: Module, comp: Computation, r: Region, prefix: str | None) -> N
     """The checkpointed function: the innermost user frame (file, function) shared by the
     call stacks of all recomputed instructions; its lines: where they are in it."""
     stacks = [s for s in (_user_stack(module, comp.by_name[n]) for n in r.recomputed) if s]
-    if stacks:
-        common = 0
-        while all(len(s) > common and (s[common][0], s[common][1]) ==
-                  (stacks[0][common][0], stacks[0][common][1]) for s in stacks):
-            common += 1
-        if common:
-            f, fn, _ = stacks[0][common - 1]
-            ls = sorted({s[common - 1][2] for s in stacks if s[common - 1][2] is not None})
-            r.function = (fn or "").rsplit(".<locals>.", 1)[-1] or None
-            base = f.rsplit("/", 1)[-1]
-            if ls:
-                r.lines = f"{base}:{ls[0]}" if ls[0] == ls[-1] else f"{base}:{ls[0]}-{ls[-1]}"
+    site = _user_stack(module, comp.by_name[r.barrier])
+    if site:
+        f, _fn, line = site[-1]
+        r.call_site = f"{f.rsplit('/', 1)[-1]}:{line}"
+    # the checkpointed function is called at the barrier's call site: the frame right below
+    # it in the recomputed instructions' stacks; else the innermost frame they all share
+    depth = len(site)
+    inside = [s for s in stacks if len(s) > depth and
+              [(a, b) for a, b, _ in s[:depth]] == [(a, b) for a, b, _ in site]]
+    if site and inside:
+        at = depth + 1
+    elif stacks:
+        inside, at = stacks, 0
+        while all(len(s) > at and (s[at][0], s[at][1]) == (stacks[0][at][0], stacks[0][at][1])
+                  for s in stacks):
+            at += 1
+    else:
+        at = 0
+    if at:
+        f, fn, _ = inside[0][at - 1]
+        ls = sorted({s[at - 1][2] for s in inside if s[at - 1][2] is not None})
+        r.function = (fn or "").rsplit(".<locals>.", 1)[-1] or None
+        base = f.rsplit("/", 1)[-1]
+        if ls:
+            r.lines = f"{base}:{ls[0]}" if ls[0] == ls[-1] else f"{base}:{ls[0]}-{ls[-1]}"
     scopes: dict[str, int] = {}
     depth = 1
     for n in r.recomputed:
@@ -396,5 +412,5 @@ def value_bytes(module: Module, comp: str, names: list[str]) -> int:
     for n in names:
         i = c.by_name.get(n)
         if i is not None and i.opcode != "parameter":
-            total += i.shape.byte_size()
+            total += i.shape.byte_size
     return total

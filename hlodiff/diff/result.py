@@ -203,6 +203,7 @@ class DiffResult:
     by_source: list[dict] = field(default_factory=list)
     regression: dict | None = None
     memory: dict | None = None  # see diff/memory.py
+    remat: dict | None = None  # see diff/remat.py
     timings: dict = field(default_factory=dict)
     devices: dict = field(default_factory=dict)  # "kernels", "collectives", "partitioned" (devices.py)
     _index: dict | None = None
@@ -283,5 +284,6 @@ class DiffResult:
             "by_source": list(self.by_source),
             "regression": self.regression,
             "memory": self.memory,
+            "remat": self.remat,
             **self.devices,
         }
