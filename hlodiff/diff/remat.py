@@ -367,3 +367,19 @@ def add_remat(res, before: Module, after: Module, mode: str, corrected: int = 0)
         from .memory import module_memory
         memory = module_memory(after)
     res.remat = analyse(before, after, res.instructions, memory, corrected)
+
+
+def regions_for_memory(before_path: str, after: Module, memory) -> dict | None:
+    """``hlodiff memory DIR``: the regions of the dump's unoptimized module, followed into the
+    optimized one (a diff of the two), with what each means for the peak."""
+    from ..dumps.loader import load
+    from . import diff_modules
+
+    before = load(before_path)
+    if not any(i.opcode == "opt-barrier" for i in before.instructions()):
+        return None
+    res = diff_modules(before, after, mode="optimization")
+    if res.remat is None:
+        return None
+    fl = res.instructions
+    return analyse(before, after, fl, memory, res.remat.get("fates_corrected", 0))
