@@ -133,3 +133,35 @@ def test_text_report_and_memory_command(tmp_path):
     r = CliRunner().invoke(main, [str(REMAT / "cpu" / "nested"), "-o", str(html)],
                            catch_exceptions=False)
     assert r.exit_code == 0 and "jax.checkpoint regions" in html.read_text()
+
+
+def _after_file(d: Path) -> Path:
+    return next(p for p in sorted(d.iterdir()) if p.name.endswith("after_optimizations.txt"))
+
+
+def test_probe_remat_pair_says_why_the_peak_did_not_fall():
+    """The issue's probe, on the memory fixtures' GPT (2 layers): two optimized modules,
+    without and with jax.checkpoint per layer. On CPU: more kernels, the same peak, because
+    the regions no longer recompute in the backward pass. On GPU: the peak falls and every
+    region still recomputes (barriers removed after scheduling)."""
+    mem = ROOT / "fixtures" / "memory"
+    cpu = _diff_json_files(_after_file(mem / "cpu" / "gpt_noremat"),
+                           _after_file(mem / "cpu" / "gpt_remat"))
+    rm = cpu["remat"]
+    assert rm["after"] is not None and rm["before"] is None
+    assert rm["kernels_after"] > rm["kernels_before"]
+    assert abs(rm["peak_after"] - rm["peak_before"]) < 0.01 * rm["peak_before"]
+    assert all(x["recomputes"] is False for x in rm["regions"])
+    assert "no longer recompute" in rm["summary"] and "cannot fall" in rm["summary"]
+    gpu = _diff_json_files(_after_file(mem / "gpu" / "gpt_noremat"),
+                           _after_file(mem / "gpu" / "gpt_remat"))["remat"]
+    assert gpu["peak_after"] < gpu["peak_before"]
+    assert all(x["status"] == "recomputes" for x in gpu["regions"])
+    assert gpu["after"]["barriers_removed_after_scheduling"] is True
+    assert rm["after"]["barriers_removed_after_scheduling"] is False
+
+
+def _diff_json_files(a: Path, b: Path) -> dict:
+    r = CliRunner().invoke(main, [str(a), str(b), "--format", "json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)

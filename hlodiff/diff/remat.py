@@ -136,6 +136,7 @@ def analyse(before: Module, after: Module, fl: list[InstructionFate],
     return {"regions": out, "count": len(out), "still_recompute": still,
             "no_longer_recompute": merged_only, "instructions": totals,
             "barriers_left": sum(1 for i in after.instructions() if i.opcode == "opt-barrier"),
+            "barriers_removed_after_scheduling": barriers_late(after),
             "fates_corrected": corrected,
             "summary": _summary(out, totals, memory is not None)}
 
@@ -146,6 +147,7 @@ def classify(before: Module, after: Module, regions: list[Region], where,
     instructions holding a before instruction's value ([] gone, None uncertain): the
     diff's fates, or XLA's pass dumps (benchmarks/remat_regions.py, the oracle)."""
     pos = _schedule(after)
+    late = barriers_late(after)
     # kernels holding backward values: where the backward pass starts, per computation
     first_bwd: dict[str, int] = {}
     for c in before.computations:
@@ -162,9 +164,29 @@ def classify(before: Module, after: Module, regions: list[Region], where,
     out = []
     totals = {"merged": 0, "forward": 0, "backward": 0, "removed": 0, "uncertain": 0}
     for r in sorted(regions, key=lambda r: (r.computation != before.entry, r.depth, r.index)):
-        out.append(_region(before, r, where, pos, _ahead_test(r, where, pos, first_bwd), live,
-                           totals))
+        ahead = (lambda t: False) if late else _ahead_test(r, where, pos, first_bwd)
+        out.append(_region(before, r, where, pos, ahead, live, totals, late))
     return out, totals
+
+
+def barriers_late(after: Module) -> bool:
+    """Whether XLA removed the barriers only after scheduling: the optimized module still
+    holds an opt-barrier, or a top-level tuple read only by get-tuple-elements (what
+    cse_barrier_expander leaves of a barrier; any later tuple simplification would have
+    removed it). Then the schedule kept every recomputation behind its barrier (after the
+    cotangent flowing in), and CSE never saw it next to its forward twin."""
+    for c in after.computations:
+        users: dict[str, list[str]] = {}
+        for i in c.instructions:
+            if i.opcode == "opt-barrier":
+                return True
+            for o in i.operands:
+                users.setdefault(o, []).append(i.opcode)
+        for i in c.instructions:
+            if i.opcode == "tuple" and not i.is_root and users.get(i.name) and \
+                    all(u == "get-tuple-element" for u in users[i.name]):
+                return True
+    return False
 
 
 def _ahead_test(r: Region, where, pos: dict, first_bwd: dict):
@@ -202,7 +224,8 @@ def _live_at_peak(memory) -> dict[str, int] | None:
     return live
 
 
-def _region(before: Module, r: Region, where, pos: dict, in_forward, live, totals) -> dict:
+def _region(before: Module, r: Region, where, pos: dict, in_forward, live, totals,
+            late: bool = False) -> dict:
     comp = before.by_name[r.computation]
     counts = {"merged": 0, "forward": 0, "backward": 0, "removed": 0, "uncertain": 0}
     heavy = {"merged": 0, "forward": 0, "backward": 0, "removed": 0, "uncertain": 0}
@@ -214,7 +237,7 @@ def _region(before: Module, r: Region, where, pos: dict, in_forward, live, total
         if i.opcode in TRIVIAL:
             continue
         ops += 1
-        what, ks = _outcome(r, n, where, pos, in_forward)
+        what, ks = _outcome(r, n, where, pos, in_forward, late)
         counts[what] += 1
         totals[what] += 1
         if i.opcode in HEAVY:
@@ -244,7 +267,8 @@ def _region(before: Module, r: Region, where, pos: dict, in_forward, live, total
     return rec
 
 
-def _outcome(r: Region, n: str, where, pos: dict, in_forward) -> tuple[str, list[str]]:
+def _outcome(r: Region, n: str, where, pos: dict, in_forward,
+             late: bool = False) -> tuple[str, list[str]]:
     ks = where(r.computation, n)
     if ks is None:
         return "uncertain", []
@@ -252,7 +276,7 @@ def _outcome(r: Region, n: str, where, pos: dict, in_forward) -> tuple[str, list
     if not ks:
         return "removed", []
     twin = r.twins.get(n)
-    if twin is not None:
+    if twin is not None and not late:  # a barrier kept through CSE: nothing merged
         tk = set(where(r.computation, twin) or ())
         shared = [k for k in ks if k in tk and in_forward(k)]
         if shared:
@@ -356,8 +380,72 @@ def _summary(regions: list[dict], totals: dict, memory: bool) -> str:
     return "; ".join(parts)
 
 
+def side_regions(optimized: Module) -> dict | None:
+    """An optimized module's regions, from the unoptimized module XLA dumped beside it
+    (``<module>.before_optimizations.txt``); None without one or without regions."""
+    from ..dumps.siblings import before_of
+    from . import diff_modules
+
+    if not optimized.path:
+        return None
+    unopt = before_of(optimized.path)
+    if unopt is None or not any(i.opcode == "opt-barrier" for i in unopt.instructions()):
+        return None
+    return diff_modules(unopt, optimized, mode="optimization").remat
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100 * (b - a) / a:+.0f}%" if a else "n/a"
+
+
+def regression_remat(res, before: Module, after: Module) -> dict | None:
+    """Two optimized modules (e.g. without and with jax.checkpoint): each side's regions
+    (from the unoptimized modules beside them) and why the kernels and the peak changed."""
+    sb, sa = side_regions(before), side_regions(after)
+    if sb is None and sa is None:
+        return None
+    s, mem = res.summary, res.memory or {}
+    kb, ka = s.get("kernels_before", 0), s.get("kernels_after", 0)
+    pb = (mem.get("before") or {}).get("peak_bytes")
+    pa = (mem.get("after") or {}).get("peak_bytes")
+    side, which = (sa, "after") if sa is not None else (sb, "before")
+    regs = side["regions"]
+    gone = [x for x in regs if x["recomputes"] is False]
+    kept = sum((x["at_peak"] or {}).get("kept_from_forward_bytes", 0) for x in regs)
+    text = f"kernels {kb} -> {ka} ({_pct(kb, ka)})"
+    if pb is not None and pa is not None:
+        text += f", peak {_b(pb)} -> {_b(pa)} ({_pct(pb, pa)}, {pa - pb:+d} bytes)"
+    text += f"; the {which} module has {len(regs)} jax.checkpoint region(s)"
+    if sb is None or sa is None:
+        ops = side["instructions"]
+        if gone:
+            text += (f"; {len(gone)} of them no longer recompute in the backward pass: XLA "
+                     "removed the barriers before scheduling (cse_barrier_expander), CSE "
+                     f"merged {ops['merged']} recomputed ops into the forward pass and "
+                     f"{ops['forward']} were scheduled ahead of the backward pass, so their "
+                     "values live as long as saved ones would")
+            if kept:
+                text += f" ({_b(kept)} of them live at the peak)"
+            text += "; the extra kernels are recomputation CSE could not merge (work done twice)"
+            if pb is not None and pa is not None and which == "after" and pa >= pb:
+                text += ", and the peak cannot fall"
+        if side["still_recompute"]:
+            text += (f"; {side['still_recompute']} still recompute in the backward pass "
+                     f"({ops['backward']} ops)")
+            if side.get("barriers_removed_after_scheduling"):
+                text += (": XLA removed their barriers only after scheduling, so CSE could not "
+                         "merge them and the schedule kept them behind the barrier")
+    return {"before": sb, "after": sa, "kernels_before": kb, "kernels_after": ka,
+            "peak_before": pb, "peak_after": pa, "summary": text,
+            "regions": regs, "count": len(regs), "instructions": side["instructions"],
+            "fates_corrected": 0}
+
+
 def add_remat(res, before: Module, after: Module, mode: str, corrected: int = 0) -> None:
-    """Attach the ``remat`` section to an optimization-mode DiffResult."""
+    """Attach the ``remat`` section to a DiffResult."""
+    if mode == "regression":
+        res.remat = regression_remat(res, before, after)
+        return
     if mode != "optimization":
         return
     if not any(i.opcode == "opt-barrier" for i in before.instructions()):

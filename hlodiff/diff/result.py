@@ -91,6 +91,12 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         # outcome per recomputed op: merged = CSE computes it once with its forward twin;
         # forward = its kernel runs ahead of the region's backward pass (before the
         # cotangent flowing in exists); backward = recomputed in the backward pass
+        # "barriers_removed_after_scheduling": bool (GPU-style: the optimized module still
+        # holds a barrier's tuple); then nothing is merged or scheduled ahead
+      # regression mode (two optimized modules; regions from the unoptimized modules XLA
+      # dumped beside them): {"before": REMAT|null, "after": REMAT|null, "kernels_before",
+      #   "kernels_after", "peak_before", "peak_after", "summary": str (why the kernels and
+      #   the peak changed), "regions", "count", "instructions" (of the side with regions)}
       # hlodiff memory DIR --format json: the same object as "remat_regions"
     }
 
