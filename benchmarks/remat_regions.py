@@ -85,7 +85,7 @@ def _takes_module() -> bool:
 
 def main(argv: list[str]) -> int:
     verbose = "-v" in argv
-    dirs = [Path(a) for a in argv if a != "-v"]
+    dirs = [Path(a) for a in argv if a != "-v" and Path(a).is_dir()]
     ta = tt = tr = ts = tn = 0
     print(f"{'program':58} {'ops agree':>14} {'status':>7} {'recomputes?':>11} oracle: still")
     for d in dirs:

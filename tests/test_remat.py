@@ -76,6 +76,7 @@ def test_gpu_keeps_every_recomputation_in_the_backward_pass():
     for x in rm["regions"]:
         assert x["status"] == "recomputes" and x["recomputes"] is True
         assert x["heavy"]["backward"] == 1 and x["outcome"]["merged"] == 0
+        assert x["verdict"].startswith("still recomputes: 7 ops in the backward pass")
 
 
 def test_scan_and_nested_regions():
@@ -83,6 +84,7 @@ def test_scan_and_nested_regions():
     assert rm["count"] == 1
     x = rm["regions"][0]
     assert x["in_loop"] and x["recomputes"] and x["heavy"]["backward"] == 1
+    assert x["verdict"].startswith("still recomputes")
     rm = _diff_json(REMAT / "cpu" / "nested")["remat"]
     depth2 = [x for x in rm["regions"] if x["depth"] == 2]
     assert rm["count"] == 6 and len(depth2) == 4
@@ -165,3 +167,12 @@ def _diff_json_files(a: Path, b: Path) -> dict:
     r = CliRunner().invoke(main, [str(a), str(b), "--format", "json"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     return json.loads(r.output)
+
+
+def test_named_scopes_name_the_regions_in_forward_order():
+    regs = find_regions(load(_file(REMAT / "cpu" / "scoped", "before_optimizations.txt")))
+    assert len(regs) == 3
+    # the structural order (forward twins' positions) and the user's scopes agree
+    assert sorted((r.index, r.scope) for r in regs) == [(0, "layer_0"), (1, "layer_1"),
+                                                        (2, "layer_2")]
+    assert all("scope layer_" in r.label for r in regs)

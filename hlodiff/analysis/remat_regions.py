@@ -212,13 +212,35 @@ def _fingerprints(module: Module, comp: Computation,
     return fp
 
 
+_WRAPS = ("jvp(", "transpose(", "vmap(", "remat(", "checkpoint(")
+
+
+def _unwrap(part: str) -> str:
+    """``transpose(jvp(layer_0))`` -> ``layer_0``; ``transpose(jvp(jvp()))`` -> ``""``."""
+    for _ in range(8):
+        w = next((w for w in _WRAPS if part.startswith(w) and part.endswith(")")), None)
+        if w is None:
+            break
+        part = part[len(w):-1]
+    return part
+
+
 def _scope(op_name: str | None) -> str | None:
-    """The name scope between ``rematted_computation/`` and the primitive, if any."""
+    """The user's name scope of a recomputed op: inside the checkpointed function (between
+    ``rematted_computation/`` and the primitive), else the one around the call
+    (``.../jvp(layer_0)/checkpoint/rematted_computation/...``: jax.named_scope)."""
     if not op_name or MARK not in op_name:
         return None
-    tail = op_name.rsplit(MARK + "/", 1)[-1]
-    head, _, _prim = tail.rpartition("/")
-    return head or None
+    head_all, _, tail = op_name.rpartition(MARK + "/")
+    inner, _, _prim = tail.rpartition("/")
+    if inner:
+        return inner
+    parts = [p for p in head_all.split("/") if p and p != "checkpoint"]
+    if parts:
+        last = _unwrap(parts[-1])
+        if last and "(" not in last:
+            return last
+    return None
 
 
 def find_regions(module: Module) -> list[Region]:

@@ -296,7 +296,7 @@ def _status(c: dict) -> tuple[str, bool | None]:
         return "uncertain", None
     if c["backward"] == live:
         return "recomputes", True
-    if 2 * c["backward"] > live:
+    if 2 * c["backward"] >= live:
         return "partly", True
     return ("merged" if c["merged"] >= c["forward"] else "forward"), False
 
@@ -336,14 +336,14 @@ def _verdict(x: dict) -> str:
         text = (f"partly recomputes: {c['backward']} of {live} ops in the backward pass; "
                 f"{c['merged']} merged into the forward pass by CSE, {c['forward']} scheduled "
                 f"ahead of its backward pass")
-    if s in ("merged", "forward") and c["backward"]:
-        text += f"; only {c['backward']} stay in the backward pass"
-    if s in ("merged", "forward", "partly"):
-        text += dots
     elif s == "removed":
         text = "nothing of the recomputation is left (dead or folded)"
     else:
         text = f"uncertain: {c['uncertain']} of its ops could not be followed"
+    if s in ("merged", "forward") and c["backward"]:
+        text += f"; only {c['backward']} stay in the backward pass"
+    if s in ("merged", "forward", "partly"):
+        text += dots
     p = x["at_peak"]
     if p is not None:
         if p["kept_from_forward_bytes"]:
