@@ -76,7 +76,7 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> int:
                     continue
                 if (bad.fusion or bad.after) == (good.fusion or good.after):
                     continue
-                bad.fate = good.fate if good.fate != "inlined" else "fused"
+                bad.fate = "rewritten"  # its value is computed by its twin's instruction
                 bad.after, bad.fusion, bad.fusion_kind = good.after, good.fusion, good.fusion_kind
                 bad.into = None
                 bad.reason = (f"computed once with {good.before}, its identical twin across a "
@@ -105,6 +105,8 @@ def _schedule(after: Module):
 def correct_fates(before: Module, after: Module, fl: list[InstructionFate]) -> int:
     """The twin correction (module docstring), run on the fates before they are counted."""
     if not any(i.opcode == "opt-barrier" for i in before.instructions()):
+        return 0
+    if barriers_late(after):  # CSE never saw a barrier's twins side by side
         return 0
     regions = find_regions(before)
     if not regions:
