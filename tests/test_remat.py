@@ -126,10 +126,15 @@ def test_text_report_and_memory_command(tmp_path):
     r = CliRunner().invoke(main, ["memory", str(REMAT / "cpu" / "mlp_nothing")],
                            catch_exceptions=False)
     assert "jax.checkpoint region" in r.output and "block (remat_programs.py" in r.output
-    # an optimized module alone: no unoptimized module, no regions
-    doc = json.loads(CliRunner().invoke(main, [
-        "memory", str(_file(REMAT / "cpu" / "mlp_nothing", "cpu_after_optimizations.txt")),
-        "--format", "json"], catch_exceptions=False).output)
+    # the optimized file with its unoptimized sibling: the same regions; alone: none
+    after = _file(REMAT / "cpu" / "mlp_nothing", "cpu_after_optimizations.txt")
+    doc = json.loads(CliRunner().invoke(main, ["memory", str(after), "--format", "json"],
+                                        catch_exceptions=False).output)
+    assert doc["remat_regions"]["count"] == 3
+    lone = tmp_path / after.name
+    lone.write_text(after.read_text())
+    doc = json.loads(CliRunner().invoke(main, ["memory", str(lone), "--format", "json"],
+                                        catch_exceptions=False).output)
     assert doc["remat_regions"] is None
     html = tmp_path / "r.html"
     r = CliRunner().invoke(main, [str(REMAT / "cpu" / "nested"), "-o", str(html)],

@@ -247,6 +247,7 @@ def find_regions(module: Module) -> list[Region]:
     """Every jax.checkpoint region of an unoptimized module, in forward order per
     computation. An opt-barrier nothing recomputes from (a user's own
     ``lax.optimization_barrier``) is not a region."""
+    _STACKS.clear()
     prefixes = _op_prefixes(module)
     loops = _loop_bodies(module)
     regions: list[Region] = []
@@ -352,6 +353,9 @@ def _twins(module: Module, comp: Computation, found: list[Region], owner: dict[s
                 r.twins[n] = t
 
 
+_STACKS: dict = {}  # (id of the tables, frame id) -> user stack; reset per find_regions
+
+
 def _user_stack(module: Module, i: Instruction) -> list[tuple[str, str | None, int | None]]:
     """The user's frames of an instruction, outermost first (library frames left out)."""
     from ..hlo.frames import is_library
@@ -359,8 +363,12 @@ def _user_stack(module: Module, i: Instruction) -> list[tuple[str, str | None, i
     md = i.metadata
     if md is None or not md.stack_frame_id:
         return []
-    return [(f, fn, line) for f, fn, line in reversed(module.tables.stack(md.stack_frame_id))
-            if f and not is_library(f)]
+    key = (id(module.tables), md.stack_frame_id)
+    if key not in _STACKS:
+        _STACKS[key] = [(f, fn, line) for f, fn, line in
+                        reversed(module.tables.stack(md.stack_frame_id))
+                        if f and not is_library(f)]
+    return _STACKS[key]
 
 
 def _name(module: Module, comp: Computation, r: Region, prefix: str | None) -> None:

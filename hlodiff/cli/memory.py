@@ -95,14 +95,20 @@ def memory(path, module_name, fmt, output, top, estimate, no_cache):
 
 
 def _remat_regions(path: str, module_name: str | None, module, rep) -> dict | None:
-    """A dump directory holding the unoptimized module too: its jax.checkpoint regions."""
+    """The unoptimized module dumped beside the optimized one (a dump directory, or the
+    ``<module>.before_optimizations.txt`` sibling of a file): its jax.checkpoint regions."""
+    from ..diff.remat import regions_for_memory
     from ..dumps.directory import find_dumps
 
     if not os.path.isdir(path):
-        return None
+        from pathlib import Path
+        parts = Path(module.path or path).name.split(".")
+        sib = Path(module.path or path).with_name(".".join(parts[:2]) + ".before_optimizations.txt")
+        if len(parts) < 3 or "after_optimizations" not in Path(path).name or not sib.is_file():
+            return None
+        return regions_for_memory(str(sib), module, rep)
     pair = next((p for p in find_dumps(path) if p.after and str(p.after) == module.path
                  and p.before), None)
     if pair is None:
         return None
-    from ..diff.remat import regions_for_memory
     return regions_for_memory(str(pair.before), module, rep)

@@ -177,18 +177,31 @@ def barriers_late(after: Module) -> bool:
     cse_barrier_expander leaves of a barrier; any later tuple simplification would have
     removed it). Then the schedule kept every recomputation behind its barrier (after the
     cotangent flowing in), and CSE never saw it next to its forward twin."""
+    key = (id(after), after.path, after.instruction_count)
+    if key in _LATE:
+        return _LATE[key]
+    late = False
     for c in after.computations:
-        users: dict[str, list[str]] = {}
+        tuples = {i.name for i in c.instructions if i.opcode == "tuple" and not i.is_root}
+        if any(i.opcode == "opt-barrier" for i in c.instructions):
+            late = True
+            break
+        if not tuples:
+            continue
+        read: dict[str, bool] = {}
         for i in c.instructions:
-            if i.opcode == "opt-barrier":
-                return True
             for o in i.operands:
-                users.setdefault(o, []).append(i.opcode)
-        for i in c.instructions:
-            if i.opcode == "tuple" and not i.is_root and users.get(i.name) and \
-                    all(u == "get-tuple-element" for u in users[i.name]):
-                return True
-    return False
+                if o in tuples:
+                    read[o] = read.get(o, True) and i.opcode == "get-tuple-element"
+        if any(read.values()):
+            late = True
+            break
+    _LATE.clear()
+    _LATE[key] = late
+    return late
+
+
+_LATE: dict = {}
 
 
 def _ahead_test(r: Region, where, pos: dict, first_bwd: dict):
