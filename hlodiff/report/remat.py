@@ -17,8 +17,8 @@ def remat_text(remat: dict | None, limit: int = 20) -> str:
     if len(regs) > limit:
         out.append(f"    ... {len(regs) - limit} more regions (--format json lists all)")
     if remat.get("fates_corrected"):
-        out.append(f"    ({remat['fates_corrected']} forward instructions computed once with "
-                   "their recomputation are shown in its kernel)")
+        out.append(f"    ({remat['fates_corrected']} instructions that CSE computes once with "
+                   "their twin across a barrier are shown in the twin's kernel)")
     return "\n".join(out) + "\n"
 
 
