@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import duplicates, partition  # partition: SPMD shard relation
+from . import duplicates, forwarding, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -37,6 +37,7 @@ class FateBuilder:
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
+        self.views = forwarding.alias_views(self.A)
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -509,6 +510,24 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
+        src = forwarding.view_source(B, b)
+        bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
+        if bc is not None:
+            f.fate = "rewritten"
+            self._set_after(f, bc)
+            f.reason = f"{b.opcode} became {bc.opcode} {bc.name} (a view of the same data)"
+            if f.fusion:
+                f.reason += f" inside {f.fusion_kind} fusion"
+            return f
+        if src is not None:
+            sf = self._survivor_fate(src)
+            if sf.after and sf.fate in ("kept", "fused", "rewritten", "merged", "folded"):
+                # an identity view removed by algsimp: its value is its operand's
+                f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \
+                    sf.fusion_kind
+                f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
+                            f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
+                return f
         r = self._replacement(b)
         f.fate = "rewritten"
         if r is not None:
