@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import duplicates, forwarding, partition  # partition: SPMD shard relation
+from . import duplicates, folding, forwarding, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -38,6 +38,7 @@ class FateBuilder:
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
+        self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -404,6 +405,13 @@ class FateBuilder:
             y = m.b2a[b.idx]
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
+            return f
+        if self.fed_fold[b.idx] and m.b2a[b.idx] < 0 or self.fed_fold[b.idx] and \
+                A.nodes[m.b2a[b.idx]].fusion >= 0:
+            f.fate = "folded"
+            f.after = self._new_constant(b)
+            f.reason = ("read only by values constant folding evaluated at compile time"
+                        + (f" (into {f.after})" if f.after else "") + "; it went with them")
             return f
         s = self.survivor.get(b.idx)
         if s is not None:
