@@ -22,6 +22,7 @@ import re
 from collections import defaultdict
 
 from .anchors import best_by_anchors
+from .canonical import pair_wrapped
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
@@ -446,6 +447,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         if not n:
             break
     if _duplicates(m):
+        _propagate(m)
+    if pair_wrapped(m):  # canonicalized dots/convolutions under their wrapper views
         _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
     _rewrites(m, skip)
