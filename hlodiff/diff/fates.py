@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import duplicates, partition  # partition: SPMD shard relation
+from . import duplicates, folding, forwarding, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -37,6 +37,8 @@ class FateBuilder:
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
+        self.views = forwarding.alias_views(self.A)
+        self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -404,6 +406,13 @@ class FateBuilder:
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
+        if self.fed_fold[b.idx] and m.b2a[b.idx] < 0 or self.fed_fold[b.idx] and \
+                A.nodes[m.b2a[b.idx]].fusion >= 0:
+            f.fate = "folded"
+            f.after = self._new_constant(b)
+            f.reason = ("read only by values constant folding evaluated at compile time"
+                        + (f" (into {f.after})" if f.after else "") + "; it went with them")
+            return f
         s = self.survivor.get(b.idx)
         if s is not None:
             sb = B.nodes[s]
@@ -509,6 +518,24 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
+        src = forwarding.view_source(B, b)
+        bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
+        if bc is not None:
+            f.fate = "rewritten"
+            self._set_after(f, bc)
+            f.reason = f"{b.opcode} became {bc.opcode} {bc.name} (a view of the same data)"
+            if f.fusion:
+                f.reason += f" inside {f.fusion_kind} fusion"
+            return f
+        if src is not None:
+            sf = self._survivor_fate(src)
+            if sf.after and sf.fate in ("kept", "fused", "rewritten", "merged", "folded"):
+                # an identity view removed by algsimp: its value is its operand's
+                f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \
+                    sf.fusion_kind
+                f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
+                            f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
+                return f
         r = self._replacement(b)
         f.fate = "rewritten"
         if r is not None:
