@@ -202,7 +202,8 @@ def pack(heap: list[Buf], merges: list[tuple[int, int]], align: int,
              group_end.get(b.id, tick[b.id][1])) if b.id not in pinned
             else (b.size, clock, b.id, 0, clock) for b in items]
     spatial = sorted(rows, key=lambda r: (-r[0], -r[1], r[2]))
-    temporal = sorted(rows, key=lambda r: (-r[1], -r[0], r[2]))
+    # XLA: the size order uses a buffer's own interval, the duration order its whole group's
+    temporal = sorted(rows, key=lambda r: (r[3] - r[4], -r[0], r[2]))
     return min(_best_fit(spatial, align), _best_fit(temporal, align))
 
 
