@@ -585,6 +585,7 @@ def simulate(module: Module) -> Simulation:
     for idx in aliased:
         first, n = _subtree(root_shape, idx)
         donated.update(root[first:first + n])
+    reusable = _donated_params(sim, entry, root, alias_text)
     for b in root:
         buf = sim.buffers[b]
         buf.end = end
@@ -605,7 +606,7 @@ def simulate(module: Module) -> Simulation:
     # takes over a dying operand's buffer
     can_share = _can_share(sim)
     heap = assign(sim.buffers, sim.operands, can_share,
-                  lambda b: sim.copies.get(b.id, _NONE))
+                  lambda b: sim.copies.get(b.id, _NONE), reusable)
     merges = _share_dying_operands(sim, heap, can_share)
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp" and b.host is None) \
         + thread_local_bytes(module)
@@ -623,6 +624,40 @@ def simulate(module: Module) -> Simulation:
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,
                       min(low, peak))
+
+
+def _donated_params(sim: _Sim, entry: Computation, root: list[int], alias_text: str) -> set[int]:
+    """Parameters an output is written into (donation): XLA may place other values in their
+    allocation between the parameter's last read and the output's definition (its values are
+    checked one by one). Marks that stretch as a gap; returns the parameters' buffers."""
+    if not alias_text:
+        return set()
+    leaves: dict[int, list[int]] = {}
+    for ins in entry.instructions:
+        if ins.opcode == "parameter" and ins.parameter_number is not None:
+            leaves[ins.parameter_number] = [b.id for b in sim.buffers
+                                            if b.instruction == ins.name and b.kind ==
+                                            "parameter" and b.shape_obj.text != "table"]
+    root_shape = entry.root_instruction.shape
+    out: set[int] = set()
+    for o_idx, pnum, p_idx in _ALIAS.findall(alias_text):
+        first, n = _subtree(root_shape, _index(o_idx))
+        params = [ins for ins in entry.instructions
+                  if ins.opcode == "parameter" and ins.parameter_number == int(pnum)]
+        if not params or n != 1:
+            continue
+        pf, pn = _subtree(params[0].shape, _index(p_idx))
+        pl = leaves.get(int(pnum), [])
+        if pn != 1 or pf >= len(pl) or first >= len(root):
+            continue
+        pb, ob = sim.buffers[pl[pf]], sim.buffers[root[first]]
+        if ob.id == pb.id:
+            continue
+        lo, hi = pb.end + 1, ob.start - 1
+        if lo <= hi:
+            pb.gaps = [(lo, hi)]
+        out.add(pb.id)
+    return out
 
 
 def _curve(buffers: list[SimBuffer], end: int, timed: tuple[str, ...], fixed: int) -> list[int]:
