@@ -243,17 +243,30 @@ class _Sim:
         if op == "conditional":
             before = len(self.buffers)
             branches = [c for cs in ins.called.values() for c in cs] or list(ins.calls)
-            roots = [self.run(self.m.computation(c), [ops[k + 1]] if k + 1 < len(ops) else [])
-                     for k, c in enumerate(branches)]
+            roots, ends = [], []
+            for k, c in enumerate(branches):
+                roots.append(self.run(self.m.computation(c),
+                                      [ops[k + 1]] if k + 1 < len(ops) else []))
+                ends.append(self.pos - 1)
             out = self.fresh(ins, cname)
             # a branch's result is written into the conditional's buffer: that buffer is in
-            # use from the first branch result on (XLA's flattened live range), once
-            for r in roots:
+            # use from the first branch result on (XLA's flattened live range), once; it
+            # holds a value only from each branch's result to that branch's end, then from
+            # the conditional on (XLA checks values one by one: the rest are gaps)
+            live: dict[int, list[tuple[int, int]]] = {}
+            for r, last in zip(roots, ends):
                 for k, b in enumerate(r):
                     if b >= before and k < len(out) and self.buffers[b].size:
                         ob = self.buffers[out[k]]
                         ob.start = min(ob.start, self.buffers[b].start)
+                        live.setdefault(k, []).append((self.buffers[b].start, last))
                 self.zero(r, before)
+            for k, pieces in live.items():
+                pieces = sorted(pieces) + [(self.pos, self.pos)]
+                gaps = [(e + 1, s2 - 1) for (_s, e), (s2, _e2) in zip(pieces, pieces[1:])
+                        if e + 1 <= s2 - 1]
+                if gaps:
+                    self.buffers[out[k]].gaps = gaps
                 t = self.table(r)  # the branch's table is the conditional's
                 if t is not None and t >= before:
                     self.buffers[t].size = 0
