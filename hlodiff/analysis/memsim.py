@@ -50,7 +50,8 @@ _ELEMENTWISE = frozenset(  # HLO opcode names
     "multiply negate not or popcnt power real reduce-precision remainder round-nearest-afz "
     "round-nearest-even rsqrt select shift-left shift-right-arithmetic shift-right-logical "
     "sign sine sqrt subtract tan tanh xor".split())
-_ALIGN_GPU, _ALIGN_CPU = 256, 64  # XLA's heap offsets are multiples of these
+_ALIGN_GPU, _ALIGN_CPU, _ALIGN_OLD_CPU = 256, 64, 16  # XLA's heap offsets are multiples
+_GENERIC_FUSION = re.compile(r"fusion(\.\d+)*(\.clone)?(\.\d+)*$")
 _NONE: frozenset[int] = frozenset()
 _ALIAS = re.compile(r"\{([0-9, ]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([0-9, ]*)\}")
 
@@ -489,6 +490,18 @@ def _readers(p: Instruction, users: dict[str, list[Instruction]]) -> list[Instru
     return out
 
 
+def _cpu_alignment(module: Module) -> int:
+    """XLA:CPU's heap alignment: 64 bytes since its thunk runtime (JAX 0.5 on), 16 before.
+    The text does not say which; the older XLA:CPU names every fusion ``fusion[.N]``, the
+    newer by what it does (``multiply_add_fusion``, ``wrapped_convert``): seen on every CPU
+    dump we have of JAX 0.4.30, 0.5.3, 0.7.2, 0.9.2 and 0.10.2."""
+    names = [i.name for c in module.computations for i in c.instructions
+             if i.opcode == "fusion"]
+    if names and all(_GENERIC_FUSION.match(n) for n in names):
+        return _ALIGN_OLD_CPU
+    return _ALIGN_CPU
+
+
 def _is_gpu(module: Module) -> bool:
     """Whether XLA's GPU backend compiled the module: its instructions carry GPU backend
     configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton."""
@@ -531,6 +544,10 @@ def _can_share(sim: _Sim):
 
     def can_share(user, operand) -> bool:
         if user.shape_obj.byte_size != operand.shape_obj.byte_size:
+            return False
+        # a value a loop carries ends, for XLA, at its last place in the loop's result: only
+        # a user reading it from there (an element of the loop's result) may take it over
+        if operand.id in sim.loop_state and (user.id, operand.id) not in sim.via_element:
             return False
         for k, c, fusion, element in cands.get(user.id, ()):
             if c == operand.id and (fusion is None
@@ -632,7 +649,7 @@ def simulate(module: Module) -> Simulation:
     peak = timeline[peak_t] if timeline else fixed
     # XLA's heap never reuses a tuple table's space (seen in every dump): pinned
     pinned = {b.id for b in heap if b.shape_obj.text == "table"}
-    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _ALIGN_CPU, pinned)
+    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), pinned)
     if heap is not None:  # packing leaves gaps: the heap is at least the live peak
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,
