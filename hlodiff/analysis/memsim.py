@@ -43,6 +43,10 @@ from ..hlo.model import Computation, Instruction, Module, Shape
 from .memassign import assign, pack, thread_local_bytes
 
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
+# asynchronous collectives whose result is (operands, results, ...); copy-start is
+# (destination, source, context) and is left to the generic rule
+_COLLECTIVE_STARTS = {"all-gather-start", "collective-permute-start", "all-to-all-start",
+                      "reduce-scatter-start", "all-reduce-start", "ragged-all-to-all-start"}
 _TIMED = ("temp", "output")  # kinds whose bytes count only while live
 _ELEMENTWISE = frozenset(  # HLO opcode names
     "abs add and atan2 cbrt ceil clamp compare complex convert cosine divide erf exponential "
@@ -287,6 +291,8 @@ class _Sim:
         if op == "async-start" and ins.calls and ins.shape.is_tuple \
                 and len(ins.shape.tuple_shapes) >= 2:
             return self.async_start(ins, cname, ops)
+        if op in _COLLECTIVE_STARTS and ins.shape.is_tuple and len(ins.shape.tuple_shapes) >= 2:
+            return self.collective_start(ins, cname, ops)
         if op.endswith("-done") and ops:
             src = comp[ins.operands[0]].shape
             if src.is_tuple and len(src.tuple_shapes) >= 2:
@@ -332,6 +338,23 @@ class _Sim:
             return out
         return self.fresh(ins, cname)
 
+    def collective_start(self, ins: Instruction, cname: str, ops: list[list[int]]) -> list[int]:
+        """``(operands, results, ...)`` of an asynchronous collective: the operands are the
+        operands' own buffers, the results and the rest new; each nested tuple has its
+        table."""
+        shape = ins.shape
+        self.new(ins, cname, Shape("table", "u8", (8 * len(shape.tuple_shapes),)))
+        flat = [b for o in ops for b in o]
+        out: list[int] = []
+        for k, part in enumerate(shape.tuple_shapes):
+            if part.is_tuple:
+                self.new(ins, cname, Shape("table", "u8", (8 * len(part.tuple_shapes),)))
+            if k == 0 and _leaf_count(part) == len(flat):
+                out += flat
+            else:
+                out += [self.new(ins, cname, leaf) for leaf in part.leaves()]
+        return out
+
     def async_start(self, ins: Instruction, cname: str, ops: list[list[int]]) -> list[int]:
         """``((operands), result, context)``: the operands are the operands' own buffers; the
         result is what the wrapped computation (run here, in place of the start) defines,
@@ -347,10 +370,13 @@ class _Sim:
         else:
             out = [self.new(ins, cname, leaf) for leaf in first.leaves()]
         root = self.run(self.m.computation(ins.calls[0]), ops)
-        if _leaf_count(shape.tuple_shapes[1]) == len(root):
+        second = shape.tuple_shapes[1]
+        if second.is_tuple:
+            self.new(ins, cname, Shape("table", "u8", (8 * len(second.tuple_shapes),)))
+        if _leaf_count(second) == len(root):
             out += root
         else:
-            out += [self.new(ins, cname, leaf) for leaf in shape.tuple_shapes[1].leaves()]
+            out += [self.new(ins, cname, leaf) for leaf in second.leaves()]
         for rest in shape.tuple_shapes[2:]:
             out += [self.new(ins, cname, leaf) for leaf in rest.leaves()]
         return out
