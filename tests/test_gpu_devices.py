@@ -197,7 +197,13 @@ def test_per_device_shapes_are_not_layout_or_reshape_changes(name):
     assert res.summary["partitioned"] == 8
     assert not [lc for lc in res.layouts if lc.instruction == "ENTRY"]
     for f in res.instructions:
-        assert "reshaped operands" not in f.reason and "moved across" not in f.reason, f
+        if "moved across" in f.reason:  # (shard helper) never a mere per-device shape
+            assert "partitioned" not in f.reason, f
+            assert f.fate == "removed" and f.after, f
+        # a shard whose size-1 dims a later pass squeezed is rebuilt, and still partitioned
+        # (shard helper: the SPMD snapshot has it at the global rank)
+        if "reshaped operands" in f.reason:
+            assert "partitioned 8 ways, size-1 dims squeezed" in f.reason, f
     parts = [f for f in res.instructions if "partitioned 8 ways" in f.reason]
     assert parts
     # bytes are compared per device on both sides

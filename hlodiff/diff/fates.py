@@ -448,12 +448,14 @@ class FateBuilder:
             self._set_after(f, a)
             same_dims = a.dims == b.dims or upcast_only(b.dims, a.dims)
             part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
-            same_dims = same_dims or part is not None or self._sharded_tuple(b, a)
+            # shard: a per-device shape of the same rank; a squeezed/reshaped shard is the
+            # partitioned op rebuilt on reshaped operands (shard helper, partition.py)
+            same_dims = same_dims or partition.plain(part) or self._sharded_tuple(b, a)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
             moved = a.opcode == b.opcode and not same_dims and b.opcode in ELEMENTWISE \
                 and not b.inst.shape.is_tuple and not a.inst.shape.is_tuple \
-                and b.inst.shape.num_elements != a.inst.shape.num_elements
+                and b.inst.shape.num_elements != a.inst.shape.num_elements and part is None
             if moved:
                 # not the same values on a reshaped operand: algsimp moved the operation
                 # across a reduce or broadcast (reduce(neg(x)) -> neg(reduce(x))) with a new
@@ -465,6 +467,8 @@ class FateBuilder:
                 # same operation on a reshaped value: reshape-mover/algsimp rebuilt it
                 f.fate = "rewritten"
                 f.reason = f"{b.opcode} rebuilt on reshaped operands ({b.dims} -> {a.dims})"
+                if part:
+                    f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
             elif a.opcode != b.opcode or changed_attrs:

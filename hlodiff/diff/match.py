@@ -411,6 +411,10 @@ def _partitioned(m: Matching) -> None:
     for view in (m.before, m.after):
         for n in view.nodes:
             n.mdims = _rank_only(n.mdims)
+            if n.src is not None and len(n.src) > 1:
+                # the Shardy round trip (HLO -> MLIR -> HLO) rebuilds the stack-frame
+                # table and keeps only an instruction's innermost frame
+                n.src = n.src[:1]
 
 
 def match(before: View, after: View, cse_skip=None) -> Matching:

@@ -39,13 +39,27 @@ def constant_like(snap, name: str) -> bool:
     return not i.operands and i.opcode != "parameter"
 
 
+def shard_of(glob, local) -> bool:
+    """Whether ``local`` can be the per-device shape of ``glob``: the same element type and
+    rank (the SPMD partitioner keeps both; the Shardy round trip changes no shape), no
+    dimension larger. Tuples element by element."""
+    if glob.is_tuple or local.is_tuple:
+        return (glob.is_tuple and local.is_tuple
+                and len(glob.tuple_shapes) == len(local.tuple_shapes)
+                and all(shard_of(g, x) for g, x in zip(glob.tuple_shapes, local.tuple_shapes)))
+    return (glob.element_type == local.element_type and glob.rank == local.rank
+            and all(x <= g for g, x in zip(glob.dims, local.dims)))
+
+
 def loose_renames(prev, cur, removed: list[str], added: list[str],
                    c2p: dict[str, str], renamed: dict[str, str]) -> None:
     """Renames across a sharding pass: the same opcode and op_name, reading the same values
     where its operands can be followed (per-device shapes and new operands, such as the
     partitioner's slices and collectives, allowed). Text order is post order, so operands
     come first; among look-alikes (repeated code) the one sharing most operands, then the
-    first in order. The Shardy round trip records the old name of an instruction that had
+    first in order; never one whose shape the added one cannot be a shard of (the
+    partitioner's index arithmetic carries the op_name of the instruction it serves). The
+    Shardy round trip records the old name of an instruction that had
     no op_name as its op_name: that decides."""
     ptop, ctop = prev.top, cur.top
     left: dict[tuple, list[Instruction]] = {}
@@ -73,7 +87,7 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
         md = a.metadata
         op = md.op_name if md else None
         r = byname.get(op) if op else None
-        if r is not None and r.opcode == a.opcode:
+        if r is not None and r.opcode == a.opcode and shard_of(r.shape, a.shape):
             take(n, r)
             continue
         lst = left.get((a.opcode, op))
@@ -86,6 +100,8 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
                 continue
             if r.opcode == "parameter" and r.parameter_number != a.parameter_number:
                 continue
+            if not shard_of(r.shape, a.shape):
+                continue  # (the partitioner's own index arithmetic shares op_names)
             sc, bad = 0, False
             for po, m in zip(r.operands, mapped):
                 if m is None:

@@ -1,0 +1,83 @@
+"""Fates of SPMD-partitioned programs (issue 9, sharded families), on real XLA dumps.
+
+fixtures/sharded_cpu/<program> holds the module before optimization, the module right after
+the SPMD partitioner (``after_spmd-partitioning``) and the final module, all written by XLA
+for 8 host CPU devices (fixtures/generate_gpu.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hlodiff.diff import diff_files
+from hlodiff.dumps.loader import load
+from hlodiff.dumps.partitioning import shard_of
+from hlodiff.dumps.passes import trace_directory
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+CPU8 = sorted(p for p in (ROOT / "sharded_cpu").iterdir() if p.is_dir())
+
+
+def _pair(d: Path) -> tuple[Path, Path]:
+    return (next(d.glob("*.before_optimizations.txt")),
+            next(d.glob("*after_optimizations.txt")))
+
+
+@pytest.mark.parametrize("d", CPU8, ids=lambda p: p.name)
+def test_oracle_follows_instructions_to_their_shards(d):
+    """The oracle's renames across the partitioner land on an instruction of the same
+    element type and rank, never on the partitioner's index arithmetic or a reducer's
+    scalar parameter that happens to share an op_name (Arg_0.1 f32[128,256] was followed
+    to a reducer's f32[] parameter before)."""
+    tr = trace_directory(d)
+    snap = load(next(d.glob("*after_spmd-partitioning*")))
+    top = {i.name: i for c in snap.computations for i in c.instructions}
+    before = {i.name: i for c in tr.before.computations for i in c.instructions}
+    checked = 0
+    for name, f in tr.fates.items():
+        if f.fate != "kept" or f.final_name == name or f.final_name not in top:
+            continue
+        b, a = before[name], top[f.final_name]
+        assert shard_of(b.shape, a.shape), (name, b.shape.text, f.final_name, a.shape.text)
+        checked += 1
+    assert checked
+
+
+def test_shard_of():
+    from hlodiff.hlo.shapes import array_shape
+    assert shard_of(array_shape("f32[128,256]"), array_shape("f32[16,256]"))
+    assert not shard_of(array_shape("f32[128,256]"), array_shape("f32[]"))
+    assert not shard_of(array_shape("f32[8,16]"), array_shape("s32[]"))
+    assert not shard_of(array_shape("f32[8,16]"), array_shape("f32[8,32]"))
+
+
+@pytest.mark.parametrize("name", ["dp_step", "fsdp_step"])
+def test_called_computations_match_across_the_shardy_round_trip(name):
+    """The Shardy round trip keeps only an instruction's innermost stack frame: the
+    instructions of an inlined call (log_softmax) still match their per-device copies.
+    The final module has one exponential, in the fusion the softmax's exp went into."""
+    b, a = _pair(ROOT / "sharded_cpu" / name)
+    res = diff_files(b, a)
+    after = load(a)
+    exps = [i for c in after.computations for i in c.instructions if i.opcode == "exponential"]
+    assert len(exps) == 1
+    f = res.fate_of("log_softmax.5", "exp.1")
+    assert f.fate == "fused" and f.after == exps[0].name, f
+    assert "partitioned 8 ways" in f.reason
+
+
+@pytest.mark.parametrize("name", ["dp_step", "fsdp_step"])
+def test_squeezed_shard_is_rebuilt_not_kept(name):
+    """log.1 is f32[128,1]; the partitioner makes it f32[16,1] (the SPMD snapshot), and a
+    later pass rebuilds it on the squeezed f32[16]: rewritten, and still partitioned."""
+    d = ROOT / "sharded_cpu" / name
+    snap = load(next(d.glob("*after_spmd-partitioning*")))
+    logs = [i for c in snap.computations for i in c.instructions if i.opcode == "log"]
+    assert [x.shape.dims_text for x in logs] == ["f32[16,1]"]
+    res = diff_files(*_pair(d))
+    f = res.fate_of("log_softmax.5", "log.1")
+    assert f.fate == "rewritten", f
+    assert "partitioned 8 ways, size-1 dims squeezed (f32[128,1] global -> f32[16]" in f.reason
+    assert "layout" not in f.reason and "bytes" not in f.reason
