@@ -400,14 +400,14 @@ def _rank_only(dims: str) -> str:
     return _DIMS_RE.sub(lambda x: f"[r{x.group(1).count(',') + 1 if x.group(1) else 0}]", dims)
 
 
-def _partitioned(m: Matching) -> None:
+def _partitioned(m: Matching) -> bool:
     """An SPMD-partitioned after module (``num_partitions`` > 1) computes per-device shards:
     its shapes are not the before module's. Matching then compares element type and rank
     only (metadata, operands and structure still decide)."""
     mods = [v.module for v in (m.before, m.after)]
     if not any(str(x.attributes.get("num_partitions", "1")).isdigit() and
                int(str(x.attributes.get("num_partitions", "1"))) > 1 for x in mods):
-        return
+        return False
     for view in (m.before, m.after):
         for n in view.nodes:
             n.mdims = _rank_only(n.mdims)
@@ -415,6 +415,7 @@ def _partitioned(m: Matching) -> None:
                 # the Shardy round trip (HLO -> MLIR -> HLO) rebuilds the stack-frame
                 # table and keeps only an instruction's innermost frame
                 n.src = n.src[:1]
+    return True
 
 
 def match(before: View, after: View, cse_skip=None) -> Matching:
@@ -423,9 +424,12 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     m = Matching(before, after)
     if _identical(m):
         return m
-    _partitioned(m)
+    sharded = _partitioned(m)
     _seed(m)
     _names(m)
+    if sharded:  # shard helper: names the Shardy round trip records as op_name
+        from .shardmatch import recorded_names
+        recorded_names(m)
     _unique_buckets(m, _meta_key, "metadata")
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)

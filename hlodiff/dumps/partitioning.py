@@ -102,6 +102,8 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
                 continue
             if not shard_of(r.shape, a.shape):
                 continue  # (the partitioner's own index arithmetic shares op_names)
+            if r.literal is not None and r.shape == a.shape and r.literal != a.literal:
+                continue  # another constant (only a sliced constant changes its literal)
             sc, bad = 0, False
             for po, m in zip(r.operands, mapped):
                 if m is None:

@@ -1,0 +1,46 @@
+"""Matching evidence that only SPMD-partitioned programs carry.
+
+JAX's sharded programs go through the Shardy round trip (HLO -> MLIR -> HLO) before the SPMD
+partitioner. On the way back the import gives an instruction that had no op_name its old
+name as op_name (``%broadcast.3 = ... broadcast(...)`` comes back as ``%broadcast.1 = ...
+metadata={op_name="broadcast.3"}``), and the partitioner and fusion then copy it with that
+metadata. An after instruction whose op_name is the name of a before instruction without one,
+with the same opcode, is therefore that instruction (or one of its copies). The caller runs
+this only for partitioned modules (``num_partitions`` > 1).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .match import Matching, _score
+
+
+def recorded_names(m: Matching) -> int:
+    """Pair before instructions without an op_name with the after instruction that carries
+    their name as op_name (the best-connected copy when fusion duplicated it)."""
+    Bn, An = m.before.nodes, m.after.nodes
+    want: dict[str, int] = {}
+    for b in Bn:
+        md = b.inst.metadata
+        if b.alias >= 0 or b.opcode == "parameter" or m.b2a[b.idx] >= 0 or \
+                (md is not None and md.op_name):
+            continue
+        want.setdefault(b.name, b.idx)
+    if not want:
+        return 0
+    cands: dict[int, list[int]] = defaultdict(list)
+    for a in An:
+        if a.alias >= 0 or m.a2b[a.idx] >= 0 or not a.op_name:
+            continue
+        x = want.get(a.op_name)
+        if x is not None and Bn[x].opcode == a.opcode:
+            cands[x].append(a.idx)
+    c = 0
+    for x, lst in cands.items():
+        b = Bn[x]
+        # the copy at the global rank is the partitioned instruction itself; copies of
+        # another rank are what later passes (algsimp, reshape-mover) rebuilt from it
+        best = max(lst, key=lambda y: (An[y].mdims == b.mdims, _score(m, b, An[y]), -y))
+        c += m.pair(x, best, "recorded name")
+    return c
