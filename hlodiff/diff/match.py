@@ -429,7 +429,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     _names(m)
     if sharded:  # shard helper: names the Shardy round trip records as op_name
         from .shardmatch import recorded_names
-        recorded_names(m)
+        recorded_names(m, _score)
     _unique_buckets(m, _meta_key, "metadata")
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)

@@ -12,13 +12,14 @@ this only for partitioned modules (``num_partitions`` > 1).
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Callable
 
-from .match import Matching, _score
 
-
-def recorded_names(m: Matching) -> int:
+def recorded_names(m, score: Callable) -> int:
     """Pair before instructions without an op_name with the after instruction that carries
-    their name as op_name (the best-connected copy when fusion duplicated it)."""
+    their name as op_name (the best-connected copy when fusion duplicated it). ``m`` is a
+    ``match.Matching``, ``score(m, b, a)`` its connection score (passed in: match.py calls
+    this module)."""
     Bn, An = m.before.nodes, m.after.nodes
     want: dict[str, int] = {}
     for b in Bn:
@@ -41,6 +42,6 @@ def recorded_names(m: Matching) -> int:
         b = Bn[x]
         # the copy at the global rank is the partitioned instruction itself; copies of
         # another rank are what later passes (algsimp, reshape-mover) rebuilt from it
-        best = max(lst, key=lambda y: (An[y].mdims == b.mdims, _score(m, b, An[y]), -y))
+        best = max(lst, key=lambda y: (An[y].mdims == b.mdims, score(m, b, An[y]), -y))
         c += m.pair(x, best, "recorded name")
     return c
