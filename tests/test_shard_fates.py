@@ -135,3 +135,20 @@ def test_names_recorded_by_the_round_trip_pair_instructions():
                 assert rank[f.after] == i.shape.rank, (i.name, f)
             seen += 1
     assert seen >= 2
+
+
+def test_round_trip_keeps_the_first_identical_constant_in_text_order():
+    """cnn_small's constant.23 and constant.21 hold the same value; the Shardy round trip
+    keeps the one first in the text (constant.23; XLA's CSE would keep the lower number),
+    as the after_shardy-xla snapshot shows: one of the two is left."""
+    d = ROOT / "sharded_passes" / "cnn_small"
+    b = load(next(d.glob("*before_optimizations.txt")))
+    order = [i.name for i in b.by_name["main.12"].instructions]
+    assert order.index("constant.23") < order.index("constant.21")
+    tr = trace_directory(d)
+    assert tr.fates["constant.21"].fate == "merged" and tr.fates["constant.23"].fate == "kept"
+    res = diff_files(next(d.glob("*before_optimizations.txt")),
+                     next(d.glob("*after_optimizations.txt")))
+    f = res.fate_of("main.12", "constant.21")
+    assert f.fate == "merged" and f.into == "constant.23", f
+    assert res.fate_of("main.12", "constant.23").fate != "merged"

@@ -118,6 +118,11 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> d
         if n.alias < 0 and n.opcode not in NO_CSE and n.idx not in exclude:
             groups.setdefault((n.fp, n.ctx), []).append(n.idx)
     out = {}
+    # a partitioned program went through the Shardy round trip (HLO -> MLIR -> HLO), whose
+    # import deduplicates identical constants keeping the first in text order and renames
+    # everything in text order: XLA's CSE later keeps that one too
+    v = str(m.after.module.attributes.get("num_partitions", "1"))
+    sharded = v.isdigit() and int(v) > 1
     for g in groups.values():
         if len(g) < 2:
             continue
@@ -130,7 +135,10 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> d
             continue
         # CSE walks the computation in instruction order and keeps the first of each
         # identical set (whichever copy the matcher happened to pair)
-        keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
+        if sharded:  # shard helper: the Shardy round trip merges first, in text order
+            keep = min(g, key=lambda i: (nodes[i].site is not None, i))
+        else:
+            keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
         for i in g:
             if i != keep:
                 out[i] = keep
