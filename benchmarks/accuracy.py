@@ -64,10 +64,12 @@ def main(argv=None) -> int:
     ap.add_argument("--holdout", choices=["include", "exclude", "only"], default="include")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--results", action="store_true", help="append the tables to RESULTS.md")
+    ap.add_argument("--data", type=Path, default=DATA,
+                    help="the zoo's dumps (default benchmarks/data/zoo)")
     a = ap.parse_args(argv)
     out: list[str] = []
     for mode in a.mode:
-        root = DATA / mode
+        root = a.data / mode
         if not root.is_dir():
             continue
         progs = sorted(p.name for p in root.iterdir() if p.is_dir())

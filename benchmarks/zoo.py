@@ -86,8 +86,8 @@ def _keep(src: Path, dest: Path, name: str) -> int:
     return n
 
 
-def dump(mode: str, name: str, python: str, force: bool) -> str:
-    dest = OUT / mode / name
+def dump(mode: str, name: str, python: str, force: bool, out: Path = OUT) -> str:
+    dest = out / mode / name
     if dest.is_dir() and any(dest.glob("*after_optimizations.txt")) and not force:
         return "cached"
     if dest.exists():
@@ -126,6 +126,8 @@ def main(argv=None) -> int:
     ap.add_argument("--python", default=sys.executable, help="the Python (venv) that runs JAX")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--out", type=Path, default=OUT,
+                    help="where <mode>/<program>/ go (default benchmarks/data/zoo)")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "NAME"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -137,7 +139,7 @@ def main(argv=None) -> int:
                        "cpu8": SHARDED_SET, "gpu8": SHARDED_SET[:5]}[a.mode]
     bad = 0
     for name in names:
-        msg = dump(a.mode, name, a.python, a.force)
+        msg = dump(a.mode, name, a.python, a.force, a.out)
         bad += msg.startswith("FAILED")
         print(f"{a.mode:5} {name:28} {msg}", flush=True)
     return 1 if bad else 0

@@ -152,3 +152,18 @@ def test_round_trip_keeps_the_first_identical_constant_in_text_order():
     f = res.fate_of("main.12", "constant.21")
     assert f.fate == "merged" and f.into == "constant.23", f
     assert res.fate_of("main.12", "constant.23").fate != "merged"
+
+
+def test_partitioner_clones_keep_the_constant_at_top_level():
+    """The partitioner copies constants with Clone (``constant.6`` -> ``constant.6.clone``)
+    and makes its own zero constants for padding, which come first in the text. cnn_small's
+    constant.27 (0) lives on at top level in constant.6.clone, which fusion copied into
+    kernels as constant.6.clone.N: both the oracle and the diff say kept, there."""
+    d = ROOT / "sharded_passes" / "cnn_small"
+    tr = trace_directory(d)
+    f = tr.fates["constant.27"]
+    assert (f.fate, f.final_name) == ("kept", "constant.6.clone"), f
+    res = diff_files(next(d.glob("*before_optimizations.txt")),
+                     next(d.glob("*after_optimizations.txt")))
+    e = res.fate_of("main.12", "constant.27")
+    assert (e.fate, e.after, e.fusion) == ("kept", "constant.6.clone", None), e

@@ -448,5 +448,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
     _rewrites(m, skip)
+    if sharded:  # shard helper: constants the fusion copied but kept at top level
+        from .shardmatch import top_level_constants
+        top_level_constants(m)
     m._queue.clear()
     return m

@@ -45,3 +45,46 @@ def recorded_names(m, score: Callable) -> int:
         best = max(lst, key=lambda y: (An[y].mdims == b.mdims, score(m, b, An[y]), -y))
         c += m.pair(x, best, "recorded name")
     return c
+
+
+def top_level_constants(m) -> int:
+    """A before constant paired with a copy inside a fusion, while the constant the copy was
+    cloned from is still a top-level instruction (fusion names its copies ``<name>.N``,
+    ``<name>.clone.N``): the value still lives at top level, in that one. Re-pair it there
+    (the copies are listed by ``duplicates``)."""
+    Bn, An = m.before.nodes, m.after.nodes
+    top: dict[str, int] = {}
+    for a in An:
+        if a.opcode == "constant" and a.fusion < 0 and a.alias < 0:
+            top[a.name] = a.idx
+    if not top:
+        return 0
+    c = 0
+    for b in Bn:
+        y = m.b2a[b.idx]
+        if b.opcode != "constant" or y < 0 or An[y].fusion < 0:
+            continue
+        name = An[y].name
+        t = -1
+        while "." in name and t < 0:
+            name = name.rpartition(".")[0]
+            t = top.get(name, -1)
+        if t < 0 or An[t].inst.literal != b.inst.literal or An[t].mdims != b.mdims:
+            continue
+        p = m.a2b[t]
+        if p >= 0:
+            # taken by an identical constant the round trip merged into b (it keeps the
+            # first in text order, a call's inlined body after its caller's own code)
+            q = Bn[p]
+            if q.inst.literal != b.inst.literal or \
+                    ((q.site is not None, q.idx) < (b.site is not None, b.idx)):
+                continue
+            m.b2a[p] = -1
+            m.how.pop(p, None)
+        m.a2b[y] = -1
+        m.b2a[b.idx] = t
+        m.a2b[t] = b.idx
+        m.how[b.idx] = "top-level constant"
+        del top[An[t].name]
+        c += 1
+    return c

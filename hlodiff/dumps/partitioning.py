@@ -51,6 +51,25 @@ def shard_of(glob, local) -> bool:
             and all(x <= g for g, x in zip(glob.dims, local.dims)))
 
 
+def clone_renames(prev, cur, removed: list[str], added: list[str],
+                  c2p: dict[str, str], renamed: dict[str, str]) -> None:
+    """The partitioner copies the constants it keeps with HloInstruction::Clone, which
+    names the copy ``<name>.clone`` (``constant.1`` -> ``constant.1.clone``), while its own
+    new constants (padding values, offsets) of the same value get fresh names that may come
+    first in the text. Map the clones before matching by content."""
+    gone = set(removed)
+    for n in added:
+        if not n.endswith(".clone") or n in c2p:
+            continue
+        stem = n[:-len(".clone")]
+        r, a = prev.top.get(stem), cur.top[n]
+        if stem in gone and stem not in renamed and r is not None and r.opcode == a.opcode \
+                and shard_of(r.shape, a.shape) and \
+                (r.literal is None or r.shape != a.shape or r.literal == a.literal):
+            c2p[n] = stem
+            renamed[stem] = n
+
+
 def loose_renames(prev, cur, removed: list[str], added: list[str],
                    c2p: dict[str, str], renamed: dict[str, str]) -> None:
     """Renames across a sharding pass: the same opcode and op_name, reading the same values

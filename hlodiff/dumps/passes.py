@@ -25,6 +25,7 @@ from typing import Iterable
 
 from ..errors import InputError
 from ..hlo.model import Instruction, Module
+from .partitioning import clone_renames as _clone_renames
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .partitioning import partitioning as _partitioning
 from .passfiles import (PassSnapshot, find_before_file, find_pass_dumps,  # noqa: F401
@@ -525,12 +526,18 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
 
     # Renames: an added instruction identical (opcode, shape, attributes, operands after
     # renaming) to a removed one. Text order is post order, so operands come first.
+    if partitioning and added and removed:
+        _clone_renames(prev, cur, removed, added, c2p, step.renamed)
     if added and removed:
         cand: dict[tuple, list[Instruction]] = {}
         for n in removed:
+            if n in step.renamed:
+                continue
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
         for n in added:
+            if n in c2p:
+                continue
             a = ctop[n]
             ops = tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o) for o in a.operands)
             lst = cand.get(_key(a) + (ops,))
