@@ -167,3 +167,18 @@ def test_partitioner_clones_keep_the_constant_at_top_level():
                      next(d.glob("*after_optimizations.txt")))
     e = res.fate_of("main.12", "constant.27")
     assert (e.fate, e.after, e.fusion) == ("kept", "constant.6.clone", None), e
+
+
+def test_round_trip_merges_identical_broadcasts():
+    """relu's max.6 broadcasts 0 like main's broadcast.6; after inlining both are in one
+    computation and the round trip keeps broadcast.6 (first in the text), annotating it with
+    a sharding: the oracle finds the twin without that attribute (it said "rewritten"
+    before), and the diff says merged, naming the round trip."""
+    d = ROOT / "sharded_passes" / "cnn_small"
+    tr = trace_directory(d)
+    assert tr.fates["max.6"].fate == "merged" and tr.fates["broadcast.6"].fate == "kept"
+    res = diff_files(next(d.glob("*before_optimizations.txt")),
+                     next(d.glob("*after_optimizations.txt")))
+    f = res.fate_of("relu_0.2", "max.6")
+    assert f.fate == "merged" and f.into == "broadcast.6", f
+    assert "Shardy round trip" in f.reason

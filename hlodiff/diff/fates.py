@@ -429,9 +429,9 @@ class FateBuilder:
             if ys >= 0:
                 self._set_after(f, A.nodes[ys])
             f.reason = f"identical to {sb.name} (CSE)"
-            if self.nparts > 1 and b.opcode == "constant":  # shard helper
+            if self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
                 f.reason = (f"identical to {sb.name}: merged by the Shardy round trip "
-                            "(its import keeps one of identical constants)")
+                            f"(it keeps one of identical {b.opcode}s)")
             return f
         y = m.b2a[b.idx]
         if b.opcode == "constant" and self.live[b.idx] and \

@@ -88,3 +88,25 @@ def top_level_constants(m) -> int:
         del top[An[t].name]
         c += 1
     return c
+
+
+def inlined_text_order(module) -> dict[tuple, int]:
+    """(call site or None, computation, name) -> position in the entry's text once every
+    call is inlined (the call inliner puts a callee's instructions where the call was).
+    The Shardy round trip runs after inlining and keeps the first of identical constants
+    and broadcasts in this order."""
+    out: dict[tuple, int] = {}
+    by_name = module.by_name
+
+    def walk(comp, site, depth):
+        for i in comp.instructions:
+            if i.opcode == "call" and i.calls and depth < 50:
+                callee = by_name.get(i.calls[0])
+                if callee is not None:
+                    walk(callee, i.name, depth + 1)
+            out.setdefault((site, comp.name, i.name), len(out))
+
+    entry = by_name.get(module.entry)
+    if entry is not None:
+        walk(entry, None, 0)
+    return out

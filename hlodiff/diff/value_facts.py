@@ -123,6 +123,9 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> d
     # everything in text order: XLA's CSE later keeps that one too
     v = str(m.after.module.attributes.get("num_partitions", "1"))
     sharded = v.isdigit() and int(v) > 1
+    if sharded:
+        from .shardmatch import inlined_text_order
+        order = inlined_text_order(B.module)
     for g in groups.values():
         if len(g) < 2:
             continue
@@ -136,7 +139,12 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> d
         # CSE walks the computation in instruction order and keeps the first of each
         # identical set (whichever copy the matcher happened to pair)
         if sharded:  # shard helper: the Shardy round trip merges first, in text order
-            keep = min(g, key=lambda i: (nodes[i].site is not None, i))
+            # (after inlining); the constant it keeps is one without metadata (the
+            # inliner gives an inlined constant its call's op_name)
+            keep = min(g, key=lambda i: (nodes[i].opcode == "constant" and
+                                         nodes[i].op_name is not None,
+                                         order.get((nodes[i].site, nodes[i].comp,
+                                                    nodes[i].name), len(order)), i))
         else:
             keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
         for i in g:

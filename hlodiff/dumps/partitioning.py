@@ -51,6 +51,12 @@ def shard_of(glob, local) -> bool:
             and all(x <= g for g, x in zip(glob.dims, local.dims)))
 
 
+def unsharded_key(key: tuple) -> tuple:
+    """An instruction key (passes._key) without its ``sharding`` attribute: the round trip
+    annotates the instructions it keeps, so a merged twin is found by content alone."""
+    return key[:3] + (tuple(kv for kv in key[3] if kv[0] != "sharding"),) + key[4:]
+
+
 def clone_renames(prev, cur, removed: list[str], added: list[str],
                   c2p: dict[str, str], renamed: dict[str, str]) -> None:
     """The partitioner copies the constants it keeps with HloInstruction::Clone, which

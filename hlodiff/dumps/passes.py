@@ -25,7 +25,7 @@ from typing import Iterable
 
 from ..errors import InputError
 from ..hlo.model import Instruction, Module
-from .partitioning import clone_renames as _clone_renames
+from .partitioning import clone_renames as _clone_renames, unsharded_key as _unsharded
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .partitioning import partitioning as _partitioning
 from .passfiles import (PassSnapshot, find_before_file, find_pass_dumps,  # noqa: F401
@@ -572,9 +572,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             if twins is None:
                 twins = {}
                 for c in ctop.values():
-                    twins.setdefault(_key(c) + (tuple(cur_leaf(o) for o in c.operands),),
-                                     c.name)
-            t = twins.get(_key(i) + (tuple(prev.canon(o) for o in i.operands),))
+                    twins.setdefault(_unsharded(_key(c)) +
+                                     (tuple(cur_leaf(o) for o in c.operands),), c.name)
+            t = twins.get(_unsharded(_key(i)) + (tuple(prev.canon(o) for o in i.operands),))
             if t is not None:
                 rem.fate, rem.into = "merged", t
                 step.removed.append(rem)
