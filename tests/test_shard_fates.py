@@ -182,3 +182,34 @@ def test_round_trip_merges_identical_broadcasts():
     f = res.fate_of("relu_0.2", "max.6")
     assert f.fate == "merged" and f.into == "broadcast.6", f
     assert "Shardy round trip" in f.reason
+
+
+@pytest.mark.parametrize("name", ["dp_step", "fsdp_step"])
+def test_a_dot_kept_at_its_own_shape_is_not_a_transposed_rebuild(name):
+    """dot_general.13 (f32[128,256]) feeds transpose.4 (f32[256,128]). After partitioning
+    the dot is still dot.6 = f32[128,256] (the SPMD snapshot has it, reading the same
+    values) and the transpose lives on: not 'transpose(dot(a, b)) rebuilt as dot(b, a)',
+    which would produce the transpose's shape."""
+    d = ROOT / "sharded_cpu" / name
+    snap = load(next(d.glob("*after_spmd-partitioning*")))
+    dots = {i.name: i for c in snap.computations for i in c.instructions if i.opcode == "dot"}
+    assert dots["dot.6"].shape.dims_text == "f32[128,256]"
+    res = diff_files(*_pair(d))
+    f = res.fate_of("main.17", "dot_general.13")
+    assert f.fate == "kept" and f.after == "dot.6", f
+    t = res.fate_of("main.17", "transpose.4")
+    assert "rebuilt as" not in t.reason and t.after != "dot.6", t
+
+
+def test_collectives_are_not_rewrites_of_the_ops_they_feed():
+    """The partitioner's all-gathers carry the op_name of the dot they feed; a dot is never
+    reported as 'became all-gather'."""
+    gpu8 = [ROOT / "gpu" / n for n in ("mlp_dp8", "tp_mlp8", "tp_mlp_2x4")]
+    for d in CPU8 + gpu8 + sorted((ROOT / "sharded_passes").iterdir()):
+        res = diff_files(*_pair(d))
+        for f in res.instructions:
+            if f.opcode not in ("all-gather", "all-reduce", "reduce-scatter", "all-to-all",
+                                "collective-permute"):
+                assert not any(f"became {c}" in f.reason for c in (
+                    "all-gather", "all-reduce", "reduce-scatter", "all-to-all",
+                    "collective-permute")), (d.name, f)

@@ -25,6 +25,10 @@ from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
 _SCAN_CAP = 48
+_COLLECTIVES = {"all-gather", "all-reduce", "reduce-scatter", "all-to-all",
+                "collective-permute", "all-gather-start", "all-gather-done",
+                "all-reduce-start", "all-reduce-done", "collective-permute-start",
+                "collective-permute-done", "collective-broadcast", "ragged-all-to-all"}
 _SHAPE_OPS = {"reshape", "broadcast", "transpose", "convert", "bitcast", "copy", "slice",
               "concatenate", "pad", "reverse", "bitcast-convert", "iota", "constant"}
 
@@ -307,6 +311,9 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
     for n in _live(An):
         if m.a2b[n.idx] < 0 and n.op_name and n.opcode not in ("parameter", "constant"):
             bucket[(n.op_name, n.src)].append(n.idx)
+    # the SPMD partitioner's collectives carry the op_name of the instruction they feed
+    # (shard helper): never a rewrite of a non-collective before instruction
+    coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
@@ -315,6 +322,8 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
         if not lst:
             continue
         cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
+        if coll and b.opcode not in _COLLECTIVES:
+            cands = [y for y in cands if y not in coll]
         if b.opcode in _SHAPE_OPS:
             # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
             cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]

@@ -123,6 +123,12 @@ def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
             f"{a.shape.dims_text} per device)")
 
 
+def holds_shape(glob: Shape, local: Shape, nparts: int) -> bool:
+    """Whether an after array of shape ``local`` can hold a before value of shape ``glob``:
+    the same dims, or a per-device shard of them."""
+    return glob.dims_text == local.dims_text or shard_ways(glob, local, nparts) > 0
+
+
 def plain(part: str | None) -> bool:
     """Whether a :func:`note` says the after instruction is the same operation on a shard
     (same rank): a squeezed or reshaped shard is not. Passes after the partitioner
