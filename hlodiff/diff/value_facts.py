@@ -113,16 +113,18 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> d
     same computation once calls are inlined). A copy still there under its own name
     survived; otherwise the first in instruction order (non-inlined before inlined)."""
     B = m.before
-    groups: dict[tuple, list[int]] = {}
-    for n in B.nodes:
-        if n.alias < 0 and n.opcode not in NO_CSE and n.idx not in exclude:
-            groups.setdefault((n.fp, n.ctx), []).append(n.idx)
-    out = {}
     # a partitioned program went through the Shardy round trip (HLO -> MLIR -> HLO), whose
     # import deduplicates identical constants keeping the first in text order and renames
-    # everything in text order: XLA's CSE later keeps that one too
+    # everything in text order: XLA's CSE later keeps that one too. It runs before any
+    # simplification, so no constant is spared by what algsimp does later.
     v = str(m.after.module.attributes.get("num_partitions", "1"))
     sharded = v.isdigit() and int(v) > 1
+    groups: dict[tuple, list[int]] = {}
+    for n in B.nodes:
+        if n.alias < 0 and n.opcode not in NO_CSE and (
+                n.idx not in exclude or (sharded and n.opcode == "constant")):
+            groups.setdefault((n.fp, n.ctx), []).append(n.idx)
+    out = {}
     if sharded:
         from .shardmatch import inlined_text_order
         order = inlined_text_order(B.module)

@@ -76,6 +76,25 @@ def clone_renames(prev, cur, removed: list[str], added: list[str],
             renamed[stem] = n
 
 
+def _forwarded(top: dict, name: str) -> str | None:
+    """The tuple element a get-tuple-element of a tuple reads (MLIR has no tuples inside a
+    function: the round trip forwards ``get-tuple-element(tuple(a, b)), index=1`` to b,
+    also through the tuple a call returned once the call inliner inlined it)."""
+    i = top.get(name)
+    for _ in range(8):
+        if i is None or i.opcode != "get-tuple-element" or not i.operands:
+            return None
+        t = top.get(i.operands[0])
+        k = i.index
+        if t is None or t.opcode != "tuple" or k is None or k >= len(t.operands):
+            return None
+        name = t.operands[k]
+        i = top.get(name)
+        if i is None or i.opcode != "get-tuple-element":
+            return name
+    return None
+
+
 def loose_renames(prev, cur, removed: list[str], added: list[str],
                    c2p: dict[str, str], renamed: dict[str, str]) -> None:
     """Renames across a sharding pass: the same opcode and op_name, reading the same values
@@ -133,7 +152,7 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
             for po, m in zip(r.operands, mapped):
                 if m is None:
                     continue
-                if m == po:
+                if m == po or _forwarded(ptop, po) == m:
                     sc += 1
                 elif not (constant_like(prev, po) and constant_like(prev, m)):
                     bad = True  # (the round trip also merges identical constants)
