@@ -243,3 +243,17 @@ def test_constants_merge_at_the_round_trip_before_any_simplification():
                      next(d.glob("*after_optimizations.txt")))
     f = res.fate_of("log_softmax.6", "constant.16")
     assert f.fate == "merged" and f.into == "constant.18", f
+
+
+def test_dot_rebuilt_on_squeezed_shapes_is_found():
+    """gather_embedding's dot_general.2 (f32[8,4]) is f32[1,4] per device; algsimp rebuilt it
+    as a new dot without metadata on the squeezed operand, reading the all-gathered weight
+    (dot.3). The diff names that dot, not a fusion that reads it."""
+    d = ROOT / "sharded_passes" / "gather_embedding"
+    res = diff_files(*_pair(d))
+    after = load(_pair(d)[1])
+    dots = [i for c in after.computations for i in c.instructions if i.opcode == "dot"
+            and not (i.metadata and i.metadata.op_name)]
+    assert [x.name for x in dots] == ["dot.3"]
+    f = res.fate_of("main.8", "dot_general.2")
+    assert f.fate == "rewritten" and f.after == "dot.3", f

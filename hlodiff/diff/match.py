@@ -455,6 +455,9 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
             break
     if _duplicates(m):
         _propagate(m)
+    if sharded:  # shard helper: dots algsimp rebuilt on squeezed per-device shapes
+        from .shardmatch import rebuilt_dots
+        rebuilt_dots(m)
     skip = cse_skip(m) if cse_skip else set()
     _rewrites(m, skip)
     if sharded:  # shard helper: constants the fusion copied but kept at top level

@@ -110,3 +110,72 @@ def inlined_text_order(module) -> dict[tuple, int]:
     if entry is not None:
         walk(entry, None, 0)
     return out
+
+
+def rebuilt_dots(m) -> int:
+    """A before dot left unpaired, and an unpaired after dot without metadata reading the
+    same values (through bitcasts/reshapes): algsimp rebuilt the dot on reshaped operands
+    (per-device shapes often have size-1 dims: dot(a[1,k], b[k,n]) becomes
+    reshape(dot(reshape(a), b))) and gave the new dot no metadata. Pair them when exactly
+    one such after dot reads what the before dot read."""
+    Bn, An = m.before.nodes, m.after.nodes
+    see = ("bitcast", "copy", "transpose", "reshape")
+
+    def top(i: int) -> int:
+        return An[i].fusion if An[i].fusion >= 0 else i
+
+    def strip(i: int) -> int:  # through layout-only ops, to the top-level instruction
+        for _ in range(8):
+            if An[i].opcode not in see or not An[i].operands:
+                break
+            i = An[i].operands[0]
+        return top(i)
+
+    def _after_inputs(_view, a) -> set[int]:
+        return {x for o in a.operands for x in (strip(o), top(o))}
+
+    def _before_inputs(_m, b) -> set[int]:
+        out: set[int] = set()
+        for o in b.operands:
+            x = o
+            for _ in range(8):
+                y = m.b2a[x]
+                if y >= 0:
+                    out.update((strip(y), top(y)))
+                    break
+                if Bn[x].opcode not in see or not Bn[x].operands:
+                    break
+                x = Bn[x].operands[0]
+        return out
+
+    free = [a for a in An if a.opcode == "dot" and m.a2b[a.idx] < 0 and a.alias < 0
+            and not a.op_name]
+    if not free:
+        return 0
+    def through_collectives(xs: set[int]) -> set[int]:
+        # the partitioner gathers a sharded operand before the dot reads it
+        out = set(xs)
+        for x in xs:
+            n = An[x]
+            if n.opcode in ("all-gather", "all-reduce", "all-to-all") and n.operands:
+                out.add(n.operands[0])
+        return out
+
+    ins = {a.idx: through_collectives(_after_inputs(m.after, a)) for a in free}
+    class _One:  # _before_inputs of one operand: a node with just that operand
+        def __init__(self, o):
+            self.operands = [o]
+
+    c = 0
+    for b in Bn:
+        if b.opcode != "dot" or m.b2a[b.idx] >= 0 or b.alias >= 0:
+            continue
+        # every operand whose value is known after must be read by the new dot
+        known = [w for w in (_before_inputs(m, _One(o)) for o in b.operands) if w]
+        if not known:
+            continue
+        hits = [a.idx for a in free if m.a2b[a.idx] < 0
+                and all(w & ins[a.idx] for w in known)]
+        if len(hits) == 1:
+            c += m.pair(b.idx, hits[0], "rebuilt dot")
+    return c
