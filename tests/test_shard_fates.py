@@ -257,3 +257,20 @@ def test_dot_rebuilt_on_squeezed_shapes_is_found():
     assert [x.name for x in dots] == ["dot.3"]
     f = res.fate_of("main.8", "dot_general.2")
     assert f.fate == "rewritten" and f.after == "dot.3", f
+
+
+def test_cse_runs_before_algsimp_in_a_partitioned_module():
+    """The partitioner's cleanup (spmd-cleanup: dce, tuple-simplifier, cse) runs CSE on the
+    partitioned module before any algebraic simplification. moe_top1's div.16 (a broadcast
+    that changes nothing) and div.17 (a reshape back) repeat the forward pass's; XLA's
+    dumps show both merged by that CSE (dump 0007), not removed as no-ops by algsimp.
+    transformer_layer's sub.32 (a reshape identical to sub.28) is merged there too, before
+    algsimp rewrote sub.28."""
+    d = ROOT / "sharded_passes" / "moe_top1"
+    res = diff_files(*_pair(d))
+    for name in ("div.16", "div.17"):
+        f = res.fate_of("main.9", name)
+        assert f.fate == "merged" and "before algebraic simplification" in f.reason, f
+    res = diff_files(*_pair(ROOT / "sharded_passes" / "transformer_layer"))
+    f = res.fate_of("main.18", "sub.32")
+    assert f.fate == "merged" and f.into == "sub.28", f

@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import duplicates, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
+from .shardmatch import early_cse
 from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, NOT_NEW_VALUE, PLUMBING,
@@ -34,6 +35,7 @@ class FateBuilder:
         self.borrowed = self._borrowed()
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
+        self.early_cse = early_cse(self.B) if self.nparts > 1 else {}
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
@@ -364,6 +366,12 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        if b.alias >= 0 and b.idx in self.early_cse:  # shard helper (shardmatch.early_cse)
+            sb = B.nodes[self.early_cse[b.idx]]
+            f.fate, f.into = "merged", sb.name
+            f.reason = (f"identical to {sb.name}: merged by CSE, which the partitioner's "
+                        "cleanup runs before algebraic simplification")
+            return f
         if b.alias >= 0:
             if b.opcode == "call":
                 f.fate, f.reason = "inlined", "call inlined into its caller"
@@ -408,7 +416,8 @@ class FateBuilder:
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
-            if sf.fate in ("rewritten", "folded"):
+            if sf.fate in ("rewritten", "folded") and self.nparts <= 1:
+                # (a partitioned module meets CSE first: spmd-cleanup runs it before algsimp)
                 # algsimp and constant folding run before CSE: each identical copy is
                 # rewritten (folded) on its own, and CSE only meets the results
                 f.fate = sf.fate

@@ -179,3 +179,46 @@ def rebuilt_dots(m) -> int:
         if len(hits) == 1:
             c += m.pair(b.idx, hits[0], "rebuilt dot")
     return c
+
+
+_NO_OPS = ("broadcast", "reshape", "transpose", "convert", "copy", "slice", "bitcast")
+
+
+def early_cse(view) -> dict[int, int]:
+    """No-op instructions (a broadcast or reshape that changes nothing, which the view sees
+    through) merged by CSE before algebraic simplification could delete them: the SPMD
+    partitioner's cleanup pipeline (spmd-cleanup: dce, tuple-simplifier, cse) runs CSE on
+    the partitioned module before any algsimp. Node -> the identical one CSE kept (the
+    first in the text once calls are inlined)."""
+    nodes = view.nodes
+    memo: dict[int, object] = {}
+
+    def key(i: int, depth: int = 0):
+        k = memo.get(i)
+        if k is not None:
+            return k
+        n = nodes[i]
+        if n.alias < 0:
+            k = ("n", n.fp)
+        elif n.opcode in _NO_OPS and n.raw_operands and depth < 32:
+            k = ("i", n.opcode, n.dims, n.inst.dimensions, key(n.raw_operands[0], depth + 1))
+        else:
+            k = ("n", nodes[view.resolve(i)].fp)
+        memo[i] = k
+        return k
+
+    order = inlined_text_order(view.module)
+    groups: dict[tuple, list[int]] = {}
+    for n in nodes:
+        if n.alias >= 0 and n.opcode in _NO_OPS and n.raw_operands:
+            groups.setdefault((key(n.idx), n.ctx), []).append(n.idx)
+    out: dict[int, int] = {}
+    for g in groups.values():
+        if len(g) < 2:
+            continue
+        keep = min(g, key=lambda i: (order.get((nodes[i].site, nodes[i].comp, nodes[i].name),
+                                               len(order)), i))
+        for i in g:
+            if i != keep:
+                out[i] = keep
+    return out
