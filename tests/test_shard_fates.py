@@ -203,7 +203,9 @@ def test_a_dot_kept_at_its_own_shape_is_not_a_transposed_rebuild(name):
 
 def test_collectives_are_not_rewrites_of_the_ops_they_feed():
     """The partitioner's all-gathers carry the op_name of the dot they feed; a dot is never
-    reported as 'became all-gather'."""
+    reported as 'became all-gather'. Nor is arithmetic 'became slice' or 'became
+    get-tuple-element': the slices, pads and all-to-all pieces the partitioner builds to
+    reshard an operand carry its op_name too (remat_nothing's mul.29)."""
     gpu8 = [ROOT / "gpu" / n for n in ("mlp_dp8", "tp_mlp8", "tp_mlp_2x4")]
     for d in CPU8 + gpu8 + sorted((ROOT / "sharded_passes").iterdir()):
         res = diff_files(*_pair(d))
@@ -213,6 +215,10 @@ def test_collectives_are_not_rewrites_of_the_ops_they_feed():
                 assert not any(f"became {c}" in f.reason for c in (
                     "all-gather", "all-reduce", "reduce-scatter", "all-to-all",
                     "collective-permute")), (d.name, f)
+            if f.opcode in ("multiply", "add", "subtract", "dot", "divide", "tanh"):
+                assert not any(f"became {c} " in f.reason + " " for c in (
+                    "slice", "dynamic-slice", "get-tuple-element", "pad",
+                    "concatenate")), (d.name, f)
 
 
 def test_round_trip_forwards_tuple_elements_without_rewriting_their_users():
@@ -274,3 +280,13 @@ def test_cse_runs_before_algsimp_in_a_partitioned_module():
     res = diff_files(*_pair(ROOT / "sharded_passes" / "transformer_layer"))
     f = res.fate_of("main.18", "sub.32")
     assert f.fate == "merged" and f.into == "sub.28", f
+
+
+def test_which_pipelines_meet_cse_before_simplification():
+    """CPU partitions first (spmd-cleanup's CSE sees the partitioned module before any
+    algsimp); the GPU pipeline simplifies first (spmd-simplify), so the CSE-first rules
+    stay off for 8 H100s, and for unpartitioned programs."""
+    from hlodiff.diff.shardmatch import cse_before_simplification
+    assert cse_before_simplification(load(_pair(ROOT / "sharded_cpu" / "dp_step")[1]))
+    assert not cse_before_simplification(load(_pair(ROOT / "gpu" / "mlp_dp8")[1]))
+    assert not cse_before_simplification(load(_pair(ROOT / "gpu" / "mlp_triton")[1]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import duplicates, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
-from .shardmatch import early_cse
+from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, NOT_NEW_VALUE, PLUMBING,
@@ -35,7 +35,8 @@ class FateBuilder:
         self.borrowed = self._borrowed()
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
-        self.early_cse = early_cse(self.B) if self.nparts > 1 else {}
+        self.cse_first = cse_before_simplification(self.A.module)
+        self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
@@ -416,7 +417,7 @@ class FateBuilder:
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
-            if sf.fate in ("rewritten", "folded") and self.nparts <= 1:
+            if sf.fate in ("rewritten", "folded") and not self.cse_first:
                 # (a partitioned module meets CSE first: spmd-cleanup runs it before algsimp)
                 # algsimp and constant folding run before CSE: each identical copy is
                 # rewritten (folded) on its own, and CSE only meets the results

@@ -304,7 +304,13 @@ def _similarity(m: Matching) -> int:
     return c
 
 
-def _rewrites(m: Matching, skip: set[int]) -> int:
+# what the SPMD partitioner builds around an instruction to reshard its operands or result
+# (slices, pads, concatenates, get-tuple-elements of all-to-alls ...), with its op_name
+_RESHARDING = {"slice", "dynamic-slice", "dynamic-update-slice", "pad", "concatenate",
+               "get-tuple-element", "broadcast", "select", "partition-id"}
+
+
+def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
     """Open before nodes whose (op_name, source) names open after nodes of another opcode."""
     Bn, An = m.before.nodes, m.after.nodes
     bucket: dict = defaultdict(list)
@@ -324,6 +330,8 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
         cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
         if coll and b.opcode not in _COLLECTIVES:
             cands = [y for y in cands if y not in coll]
+        if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
+            cands = [y for y in cands if An[y].opcode not in _RESHARDING]
         if b.opcode in _SHAPE_OPS:
             # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
             cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
@@ -459,7 +467,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .shardmatch import rebuilt_dots
         rebuilt_dots(m)
     skip = cse_skip(m) if cse_skip else set()
-    _rewrites(m, skip)
+    _rewrites(m, skip, sharded)
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants
         top_level_constants(m)

@@ -222,3 +222,23 @@ def early_cse(view) -> dict[int, int]:
             if i != keep:
                 out[i] = keep
     return out
+
+
+def cse_before_simplification(after) -> bool:
+    """Whether the partitioned module met CSE (spmd-cleanup) and the Shardy round trip
+    before any algebraic simplification: XLA's CPU pipeline partitions first; the GPU
+    pipeline runs an ``spmd-simplify`` pipeline (algsimp, constant folding, ...) before the
+    partitioner. A GPU compile leaves cuBLAS/cuDNN/Triton calls or GPU backend configs
+    (``operation_queue_id``) in the after module."""
+    v = str(after.attributes.get("num_partitions", "1"))
+    if not (v.isdigit() and int(v) > 1):
+        return False
+    for c in after.computations:
+        for i in c.instructions:
+            t = i.custom_call_target or ""
+            if t.startswith(("__cublas", "__cudnn", "__triton")):
+                return False
+            bc = i.attrs.get("backend_config")
+            if bc and ("operation_queue_id" in str(bc) or "__triton" in str(bc)):
+                return False
+    return True

@@ -119,10 +119,14 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> d
     # simplification, so no constant is spared by what algsimp does later.
     v = str(m.after.module.attributes.get("num_partitions", "1"))
     sharded = v.isdigit() and int(v) > 1
+    first = False
+    if sharded:
+        from .shardmatch import cse_before_simplification
+        first = cse_before_simplification(m.after.module)
     groups: dict[tuple, list[int]] = {}
     for n in B.nodes:
         if n.alias < 0 and n.opcode not in NO_CSE and (
-                n.idx not in exclude or (sharded and n.opcode == "constant")):
+                n.idx not in exclude or (first and n.opcode == "constant")):
             groups.setdefault((n.fp, n.ctx), []).append(n.idx)
     out = {}
     if sharded:
