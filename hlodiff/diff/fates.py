@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import duplicates, partition  # partition: SPMD shard relation
+from . import duplicates, gpu_cse, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -37,6 +37,9 @@ class FateBuilder:
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
+        # gpu helper: CSE inside the simplification loop (gpu_cse.py)
+        self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
+        self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -364,6 +367,16 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        t = self.chain_twin.get(b.idx)
+        if t is not None and self.live[b.idx]:
+            tb = B.nodes[t]
+            f.fate, f.into = "merged", tb.name
+            f.reason = (f"identical to {tb.name} once the first algebraic simplification "
+                        "removed the identity ops under both (CSE)")
+            y = m.b2a[B.resolve(t)]
+            if y >= 0:
+                self._set_after(f, A.nodes[y])
+            return f
         if b.alias >= 0:
             if b.opcode == "call":
                 f.fate, f.reason = "inlined", "call inlined into its caller"
@@ -408,7 +421,8 @@ class FateBuilder:
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
-            if sf.fate in ("rewritten", "folded"):
+            if sf.fate in ("rewritten", "folded") and not (
+                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)):
                 # algsimp and constant folding run before CSE: each identical copy is
                 # rewritten (folded) on its own, and CSE only meets the results
                 f.fate = sf.fate

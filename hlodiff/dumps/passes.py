@@ -215,6 +215,10 @@ class PassStep:
     # instruction (snapshot-local name) -> fusions this pass copied it into; fusion passes
     # duplicate a producer into several consumers, and it may stay top-level as well
     copies: dict[str, list[str]] = field(default_factory=dict)
+    # instruction -> fusion: a fusion pass copied it into fusions and fused all its users,
+    # leaving the top-level original without users (GPU priority fusion leaves such
+    # constants for the next DCE): its value now lives in the fusion
+    orphaned: dict[str, str] = field(default_factory=dict)
 
     def removed_by_name(self) -> dict[str, Removal]:
         if self._by_name is None or len(self._by_name) != len(self.removed):
@@ -451,12 +455,19 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
             b = live.get(name)
             if b is not None:
                 fates[b].copies.extend((snap.index, x) for x in fus)
-        if step.changed:
+        if step.changed or step.orphaned:
             new_live: dict[str, str] = {}
             removed = {r.name: r for r in step.removed}
             for name, b in live.items():
                 f = fates[b]
-                if name in step.renamed:
+                if name in step.orphaned:
+                    # all its users fused, the original left behind for DCE
+                    f.fate, f.pass_name, f.pass_index = "fused", snap.after_pass, snap.index
+                    f.fusion = step.orphaned[name]
+                    f.history.append((snap.index, snap.after_pass,
+                                      "fused (original left without users)"))
+                    step.fates[b] = "fused"
+                elif name in step.renamed:
                     new = step.renamed[name]
                     new_live[new] = b
                     f.final_name = new
@@ -555,6 +566,12 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     truly_removed = [n for n in removed if n not in step.renamed]
     if truly_removed:
         _match_fusions(prev, cur, c2p, removed_set, fused_into, step.copies)
+    if kind == "fused":
+        for n, fus in step.copies.items():
+            c = p2c.get(n)
+            if c in ctop and fus and prev.users.get(n) and not cur.users.get(c) and \
+                    cur.roots.get(ctop[c].computation) != c:
+                step.orphaned[n] = fus[0]
 
     twins: dict[tuple, str] | None = None
     for n in truly_removed:
