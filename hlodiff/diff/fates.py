@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import duplicates, gpu_cse, partition  # partition: SPMD shard relation
+from . import duplicates, gemm_fates, gpu_cse, lookalikes, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -444,7 +444,7 @@ class FateBuilder:
                 self._set_after(f, A.nodes[ys])
             f.reason = f"identical to {sb.name} (CSE)"
             return f
-        y = m.b2a[b.idx]
+        y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, m.b2a[b.idx])
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal) and self._reassociated(b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
@@ -460,6 +460,16 @@ class FateBuilder:
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
+            if self.gpu_cse and gemm_fates.in_gemm_kernel(m, b, a):  # gpu helper
+                f.fate = "fused"
+                f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion} (gemm "
+                            "kernel; the dot reads the same operands, perhaps swapped)")
+                return f
+            if lookalikes.rebuilt_on_new_constant(B, A, b, a):  # gpu helper
+                f.fate = "rewritten"
+                f.reason = (f"broadcast rebuilt as {a.name} of another constant: algebraic "
+                            "simplification regrouped (x*c1)*c2 as x*(c1*c2)")
+                return f
             same_dims = a.dims == b.dims or upcast_only(b.dims, a.dims)
             part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
             same_dims = same_dims or part is not None or self._sharded_tuple(b, a)

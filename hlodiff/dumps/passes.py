@@ -732,8 +732,11 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             match = None
             for c in by_key.get(_key(x), ()):
                 if prev.norm_operands(c) == ops:
-                    match = c
-                    break
+                    if match is None or (c.computation == f.computation !=
+                                         match.computation):
+                        match = c  # identical ones in two computations: f's own
+                    if c.computation == f.computation:
+                        break
             if match is None:
                 loose = [c for c in by_loose.get(_loose_key(x), ()) if c.name in removed]
                 if len(loose) == 1:
