@@ -66,7 +66,8 @@ def classify_pass(pass_name: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 def _fused_computations(module: Module) -> set[str]:
-    """Computations reachable from a fusion instruction (fused bodies and their callees)."""
+    """Computations that hold no top-level code: those reachable from a fusion instruction
+    (fused bodies and their callees) and those unreachable from the entry."""
     out: set[str] = set()
     todo = [c for i in module.instructions() if i.opcode == "fusion" for c in i.calls]
     while todo:
@@ -76,6 +77,18 @@ def _fused_computations(module: Module) -> set[str]:
         out.add(name)
         for i in module.by_name[name].instructions:
             todo.extend(i.calls)
+    # computations nothing reaches from the entry (GPU priority fusion leaves the bodies
+    # of fusions it merged away until DCE): their instructions are not top-level code
+    reach: set[str] = set()
+    todo = [module.entry]
+    while todo:
+        name = todo.pop()
+        if name in reach or name not in module.by_name:
+            continue
+        reach.add(name)
+        for i in module.by_name[name].instructions:
+            todo.extend(i.calls)
+    out.update(c.name for c in module.computations if c.name not in reach)
     return out
 
 
