@@ -106,8 +106,18 @@ def test_dot_in_triton_gemm_with_swapped_operands_is_fused():
     assert (rec.fate, rec.fusion) == ("fused", t.destination("dot_general.5"))
 
 
+def test_cse_survivor_after_calls_inlined_in_place():
+    """The GPU pipeline inlines calls first; CSE then walks the entry in post order, where
+    the inlined callee's broadcast (ge.3, inlined as ge.0) comes before main's identical
+    ge.6: ge.6 is merged into it, ge.3 lives on (fused later)."""
+    _, t, _ = _program("gnn_segment_sum")
+    assert t.info("ge.6").fate == "merged" and t.info("ge.3").fate == "fused"
+    assert _engine("gnn_segment_sum", "ge.6").fate == "merged"
+    assert _engine("gnn_segment_sum", "ge.3").fate == "fused"
+
+
 @pytest.mark.parametrize("name", ["fold_identities", "cse_repeated", "gather_embedding",
-                                  "mlp_gelu_adam"])
+                                  "mlp_gelu_adam", "gnn_segment_sum"])
 def test_gpu_programs_agree_with_pass_dumps(name):
     before, t, result = _program(name)
     c = compare(before, t, result)

@@ -22,7 +22,10 @@ class FateBuilder:
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
         self.recip = self._reciprocals()
-        self.survivor = cse_survivors(m, self.recip)
+        # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
+        self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
+        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else None
+        self.survivor = cse_survivors(m, self.recip, self.order)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
@@ -30,15 +33,13 @@ class FateBuilder:
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         if gone:
-            self.survivor = cse_survivors(m, gone | self.recip)
+            self.survivor = cse_survivors(m, gone | self.recip, self.order)
         self.borrowed = self._borrowed()
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
-        # gpu helper: CSE inside the simplification loop (gpu_cse.py)
-        self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
         self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
 
     def _upcast(self) -> bytearray:

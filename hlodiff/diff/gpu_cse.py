@@ -79,3 +79,29 @@ def chain_twins(B: View) -> dict[int, int]:
         for i in g[1:]:
             out[i] = g[0]
     return out
+
+
+def post_order(B: View) -> dict[int, int]:
+    """Node -> its rank in the post order XLA's CSE walks once calls are inlined: from each
+    instruction without users, in instruction order, operands first (in operand order)."""
+    nodes = B.nodes
+    rank: dict[int, int] = {}
+    on_stack = bytearray(len(nodes))
+    for start in nodes:
+        if start.users or start.alias >= 0 or start.idx in rank:
+            continue
+        stack = [(start.idx, 0)]
+        on_stack[start.idx] = 1
+        while stack:
+            i, k = stack.pop()
+            ops = nodes[i].operands
+            while k < len(ops) and (ops[k] in rank or on_stack[ops[k]]):
+                k += 1
+            if k < len(ops):
+                stack.append((i, k + 1))
+                stack.append((ops[k], 0))
+                on_stack[ops[k]] = 1
+                continue
+            on_stack[i] = 0
+            rank[i] = len(rank)
+    return rank
