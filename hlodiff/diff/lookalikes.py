@@ -78,3 +78,30 @@ def rebuilt_on_new_constant(B: View, A: View, b: Node, a: Node) -> bool:
         return False
     lb, la = _literal_under(B, b), _literal_under(A, a)
     return lb is not None and la is not None and lb != la
+
+
+def fused_copy(B: View, A: View, b2a, a2b, b: Node) -> int:
+    """For an unpaired constant (or broadcast of one): the copy a fusion pass made of it
+    next to the partner of one of its users (an operand of that partner, through
+    broadcasts, holding the same literal), else -1. GPU priority fusion copies constants
+    into every consumer kernel; the matcher may have paired none of the copies."""
+    lit = _literal_under(B, b)
+    if lit is None:
+        return -1
+    for u in _value_users(B, b.idx):
+        if B.nodes[u].opcode in _CARRY:
+            continue
+        ya = b2a[u]
+        if ya < 0:
+            continue
+        for o in A.nodes[ya].operands:
+            x = A.nodes[o]
+            for _ in range(4):  # down to b's kind through broadcasts of the copy
+                if x.opcode == b.opcode or x.opcode not in _CARRY or not x.operands:
+                    break
+                x = A.nodes[x.operands[0]]
+            if a2b[x.idx] >= 0 or x.fusion < 0:
+                continue
+            if x.opcode == b.opcode and x.dims == b.dims and _literal_under(A, x) == lit:
+                return x.idx
+    return -1
