@@ -116,6 +116,17 @@ def test_cse_survivor_after_calls_inlined_in_place():
     assert _engine("gnn_segment_sum", "ge.3").fate == "fused"
 
 
+def test_unpaired_constant_found_in_its_users_fusion():
+    """constant.14 (and constant.18, identical: CSE) are copied by priority fusion into the
+    kernels of their users; the matcher paired no copy. The copy is the operand of the
+    user's partner holding the same literal: fused, not "simplified away"."""
+    _, t, _ = _program("scatter_histogram")
+    assert t.info("constant.14").fate == "fused"
+    rec = _engine("scatter_histogram", "constant.14")
+    assert rec.fate == "fused" and rec.fusion in t.destinations("constant.14")
+    assert _engine("scatter_histogram", "constant.18").fate == "merged"
+
+
 @pytest.mark.parametrize("name", ["fold_identities", "cse_repeated", "gather_embedding",
                                   "mlp_gelu_adam", "gnn_segment_sum"])
 def test_gpu_programs_agree_with_pass_dumps(name):
