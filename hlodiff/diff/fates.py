@@ -537,6 +537,9 @@ class FateBuilder:
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
         r = self._replacement(b)
+        if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
+            # the barrier expander forwards the barrier's operand to its users
+            r = A.nodes[m.b2a[b.operands[0]]]
         f.fate = "rewritten"
         if r is not None:
             self._set_after(f, r)
