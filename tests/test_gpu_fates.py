@@ -134,3 +134,13 @@ def test_gpu_programs_agree_with_pass_dumps(name):
     c = compare(before, t, result)
     assert c.rate >= 0.95, (name, c.disagreements)
     assert c.target_rate >= 0.95, (name, c.target_misses)
+
+
+def test_dot_merger_value_is_in_the_merged_dot():
+    """dot-merger turns two dots with a common operand into one dot read back through two
+    slices (dump 0013): the old dot's value is computed in the merged dot's gemm kernel,
+    and held by the slice's kernel."""
+    _, t, _ = _program("cse_repeated")
+    dests = t.destinations("dot_general.6")
+    assert "gemm_fusion_dot" in dests and "loop_add_fusion" in dests
+    assert _engine("cse_repeated", "dot_general.6").fusion in dests

@@ -445,7 +445,9 @@ class FateBuilder:
                 self._set_after(f, A.nodes[ys])
             f.reason = f"identical to {sb.name} (CSE)"
             return f
-        y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, m.b2a[b.idx])
+        y = m.b2a[b.idx]
+        if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
+            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal) and self._reassociated(b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as

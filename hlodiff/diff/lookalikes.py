@@ -41,8 +41,9 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int) -> int:
             b.opcode == "broadcast" and b.operands and
             B.nodes[b.operands[0]].opcode == "constant")):
         return y
-    if A.nodes[y].fusion < 0:
-        return y  # a top-level constant: CSE keeps one copy that every user reads
+    fu = A.nodes[y].fusion
+    if fu < 0 or A.resolve(fu) == y:
+        return y  # top-level, or a fusion of its own (wrapped_broadcast): read as a whole
     want: set[int] = set()
     for u in _value_users(B, b.idx):
         if B.nodes[u].opcode in _CARRY:

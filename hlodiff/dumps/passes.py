@@ -617,6 +617,16 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 # its users now read rem.into; it is not dead code
                 rem.fate = "rewritten"
         step.removed.append(rem)
+    # Merged into a bigger instruction and read back as a slice of it (dot-merger: two dots
+    # with a common operand become one dot and two slices): the value is computed in the
+    # new instruction as well as held by the slice.
+    for rem in step.removed:
+        sl = ctop.get(rem.into or "")
+        if sl is not None and sl.opcode == "slice" and rem.into in added_set and \
+                sl.operands and sl.operands[0] in added_set:
+            lst = step.copies.setdefault(rem.name, [])
+            if sl.operands[0] not in lst:
+                lst.append(sl.operands[0])
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
