@@ -36,11 +36,17 @@ def _run(args: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
 
 
 def _xla_total(after: Path) -> int | None:
-    rep = Path(str(after)[: -len(".txt")] + "-memory-usage-report.txt")
-    if not rep.is_file():
-        return None
-    m = re.search(r"^Total bytes: (\d+)", rep.read_text(), re.M)
-    return int(m.group(1)) if m else None
+    """XLA's total from the memory-usage report, or (older XLA writes only the buffer
+    assignment) from the buffer assignment's "Total bytes used"."""
+    stem = str(after)[: -len(".txt")]
+    for suffix, pattern in (("-memory-usage-report.txt", r"^Total bytes: (\d+)"),
+                            ("-buffer-assignment.txt", r"^Total bytes used: (\d+)")):
+        rep = Path(stem + suffix)
+        if rep.is_file():
+            m = re.search(pattern, rep.read_text(), re.M)
+            if m:
+                return int(m.group(1))
+    return None
 
 
 def _main_files(d: Path, main: str) -> tuple[Path | None, Path | None]:

@@ -322,7 +322,44 @@ def custom_call_kind(inst: Instruction) -> tuple[str, str]:
         return "Triton kernel (custom call)", target
     if "mosaic" in target.lower():
         return "Mosaic kernel", target
+    lib = _solver_call(target)
+    if lib:
+        return lib
+    if target.startswith("te_fused_attn"):
+        return "TransformerEngine fused attention", target
+    if target == "TopK":
+        return "top-k (runtime call)", ""
+    if target in ("MoveToHost", "MoveToDevice"):
+        return "host offload copy", target
     return "custom call", target
+
+
+# LAPACK / BLAS routines (CPU) and their cuSOLVER / cuBLAS batched twins (GPU), named by the
+# routine after the type letter: jaxlib's targets are e.g. lapack_spotrf_ffi, blas_strsm,
+# cusolver_syevd_ffi, cublas_geqrf_batched_ffi.
+_ROUTINES = {"potrf": "Cholesky factorization", "getrf": "LU factorization",
+             "geqrf": "QR factorization", "orgqr": "Q of a QR factorization",
+             "ungqr": "Q of a QR factorization", "syevd": "symmetric eigendecomposition",
+             "heevd": "Hermitian eigendecomposition", "syevj": "symmetric eigendecomposition",
+             "gesdd": "singular value decomposition", "gesvd": "singular value decomposition",
+             "gesvdj": "singular value decomposition", "geev": "eigendecomposition",
+             "gees": "Schur decomposition", "gehrd": "Hessenberg reduction",
+             "sytrd": "tridiagonal reduction", "hetrd": "tridiagonal reduction",
+             "trsm": "triangular solve", "gtsv": "tridiagonal solve", "geqp3": "pivoted QR"}
+_SOLVER_LIBS = (("lapack_", "LAPACK"), ("blas_", "BLAS"), ("cusolver_", "cuSOLVER"),
+                ("cublas_", "cuBLAS"), ("hipsolver_", "hipSOLVER"), ("hipblas_", "hipBLAS"))
+
+
+def _solver_call(target: str) -> tuple[str, str] | None:
+    """(kind, detail) of a linear-algebra library call, or None."""
+    for prefix, lib in _SOLVER_LIBS:
+        if target.startswith(prefix):
+            rest = target[len(prefix):].removesuffix("_ffi").removesuffix("_batched")
+            for key, what in _ROUTINES.items():
+                if rest == key or rest[1:] == key or rest.startswith(key) or rest[1:].startswith(key):
+                    return f"{lib} {what}", target
+            return f"{lib} call", target
+    return None
 
 
 def fusion_kind(module: Module, inst: Instruction) -> tuple[str, str]:
@@ -343,9 +380,16 @@ def fusion_kind(module: Module, inst: Instruction) -> tuple[str, str]:
             return label, _tiles(cfg)
         return "Triton generic", _tiles(cfg)
     if bk == "__custom_fusion":
-        name = ((fbc.get("custom_fusion_config") or {}).get("name", "")
-                if isinstance(fbc, dict) else "")
-        return "custom fusion", str(name)
+        name = str((fbc.get("custom_fusion_config") or {}).get("name", "")
+                   if isinstance(fbc, dict) else "")
+        if "dynamic_slice" in name or "address_computation" in name:
+            # DynamicSliceFusionRewriter: a slice at a computed offset fused into the
+            # library call or copy that reads or writes it
+            return "dynamic-slice fusion", ("dynamic-update-slice" if ops["dynamic-update-slice"]
+                                            else "dynamic-slice")
+        if "gemm" in name:
+            return "CUTLASS gemm", name
+        return "custom fusion", name
     if bk.startswith("__cudnn"):
         return "cuDNN fusion", bk
     if bk == "__ynn_fusion":

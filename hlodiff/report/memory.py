@@ -27,7 +27,7 @@ def _clean(s: str | None) -> str:
 def render_memory_text(rep: MemoryReport, top: int = 15) -> str:
     """The report as plain text (human units)."""
     L = []
-    how = "ESTIMATED from the module's schedule (XLA's memory files not found)" if rep.estimated \
+    how = "ESTIMATED by simulating the module's schedule (XLA's memory files not read)" if rep.estimated \
         else "from XLA's buffer assignment / memory-usage report"
     L.append(f"{_clean(rep.module)}: peak {fb(rep.peak_bytes)} ({rep.peak_bytes} bytes), {how}")
     if rep.estimated and rep.peak_bytes_low is not None and rep.peak_bytes_low < rep.peak_bytes:
