@@ -6,9 +6,10 @@ XLA's GPU compiler wraps each dot in a Triton gemm fusion (``triton-gemm-rewrite
 bitcast of the transposed result, so the larger operand drives the tiling). The dot inside
 the fusion then differs from the before dot in its dimension numbers, or even its result
 shape, although no operand was transposed, reshaped or folded into it: its value is simply
-computed inside the gemm fusion (fate ``fused``). Where an operand transpose *was* folded
-into the dot (algsimp / transpose folding), the after dot reads the transpose's operand
-instead of the before dot's operand, and this test does not apply.
+computed inside the gemm fusion (fate ``fused``). The GPU pipeline's transpose folding
+(after simplification) also folds an operand transpose into the dot's dimension numbers
+and keeps the dot, which the gemm rewriter then fuses: the after dot reads the
+transpose's operand. Either way the dot's value is computed in the gemm kernel.
 """
 
 from __future__ import annotations
@@ -25,9 +26,23 @@ def in_gemm_kernel(m: Matching, b: Node, a: Node) -> bool:
     if len(a.operands) != len(b.operands) or _ndims(a) != _ndims(b):
         return False  # dot_decomposer reshaped it (several contracting dims merged)
     mine = sorted(m.a2b[o] for o in a.operands)
-    if any(x < 0 for x in mine):
-        return False
-    return mine == sorted(b.operands)
+    if all(x >= 0 for x in mine) and mine == sorted(b.operands):
+        return True
+    # an operand transpose the gemm rewriter fused into the kernel with the dot (it has a
+    # partner: a layout op inside the fusion, which the after view sees through)
+    A = m.after
+    theirs = []
+    B = m.before
+    for o in b.operands:
+        y = m.b2a[o]
+        if y < 0 and B.nodes[o].opcode == "transpose" and B.nodes[o].operands:
+            # transpose folding (GPU: after simplification) folds an operand transpose into
+            # the dot's dimension numbers and keeps the dot; the gemm rewriter fuses it
+            y = m.b2a[B.nodes[o].operands[0]]
+        if y < 0:
+            return False
+        theirs.append(A.resolve(y))
+    return sorted(theirs) == sorted(A.resolve(o) for o in a.operands)
 
 
 def _ndims(n: Node) -> tuple:
