@@ -144,3 +144,13 @@ def test_dot_merger_value_is_in_the_merged_dot():
     dests = t.destinations("dot_general.6")
     assert "gemm_fusion_dot" in dests and "loop_add_fusion" in dests
     assert _engine("cse_repeated", "dot_general.6").fusion in dests
+
+
+def test_chain_follows_rename_instructions():
+    """The GPU pipeline's rename-instructions pass renames almost everything (x -> x.0):
+    a line of replacements is followed through it (algsimp's new broadcast, renamed,
+    then fused by priority fusion), not cut short as "kept"."""
+    _, t, _ = _program("fold_identities")
+    assert [c[0] for c in t.chain("broadcast.6")] == ["rewritten", "fused"]
+    _, t, _ = _program("mlp_gelu_adam")
+    assert t.chain("dot_general.7")[-1][:2] == ("fused", "triton-gemm-rewriter")

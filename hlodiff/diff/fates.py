@@ -542,6 +542,14 @@ class FateBuilder:
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users
             r = A.nodes[m.b2a[b.operands[0]]]
+        if self.gpu_cse and gemm_fates.folded_into_dots(B, b):  # gpu helper
+            uf = self._survivor_fate(B.nodes[b.users[0]])
+            if uf.after is not None:
+                f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", uf.after, uf.fusion, \
+                    uf.fusion_kind
+                f.reason = (f"transpose folded into the dot {B.nodes[b.users[0]].name} "
+                            f"({uf.fusion or uf.after})")
+                return f
         f.fate = "rewritten"
         if r is not None:
             self._set_after(f, r)

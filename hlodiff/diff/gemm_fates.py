@@ -55,3 +55,10 @@ def _ndims(n: Node) -> tuple:
     return (n.inst.shape.rank if hasattr(n.inst.shape, "rank") else n.dims.count(",")) , \
         count("lhs_contracting_dims") + count("rhs_contracting_dims"), \
         count("lhs_batch_dims") + count("rhs_batch_dims")
+
+
+def folded_into_dots(B, b: Node) -> bool:
+    """An operand transpose read only by one dot: algsimp or transpose folding takes it
+    into the dot's dimension numbers, so its value now lives where the dot's does."""
+    return b.opcode == "transpose" and len(b.users) == 1 and \
+        B.nodes[b.users[0]].opcode == "dot"

@@ -326,9 +326,15 @@ class PassTrace:
         cur, idx = f.into, f.pass_index
         while cur and idx is not None and len(out) < limit:
             nxt = None
-            for at, rem in self._gone.get(cur, ()):
-                if at > idx:
-                    nxt = (at, rem)
+            for step in self.passes:  # renames (GPU rename-instructions) followed on the way
+                if step.index <= idx or not step.changed:
+                    continue
+                if cur in step.renamed:
+                    cur = step.renamed[cur]
+                    continue
+                rem = step.removed_by_name().get(cur)
+                if rem is not None:
+                    nxt = (step.index, rem)
                     break
             if nxt is None:
                 out.append(("kept", None, None))
