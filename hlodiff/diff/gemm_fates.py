@@ -28,11 +28,11 @@ def in_gemm_kernel(m: Matching, b: Node, a: Node) -> bool:
     mine = sorted(m.a2b[o] for o in a.operands)
     if all(x >= 0 for x in mine) and mine == sorted(b.operands):
         return True
+    B = m.before
     # an operand transpose the gemm rewriter fused into the kernel with the dot (it has a
     # partner: a layout op inside the fusion, which the after view sees through)
     A = m.after
     theirs = []
-    B = m.before
     for o in b.operands:
         y = m.b2a[o]
         if y < 0 and B.nodes[o].opcode == "transpose" and B.nodes[o].operands:
@@ -41,8 +41,22 @@ def in_gemm_kernel(m: Matching, b: Node, a: Node) -> bool:
             y = m.b2a[B.nodes[o].operands[0]]
         if y < 0:
             return False
-        theirs.append(A.resolve(y))
-    return sorted(theirs) == sorted(A.resolve(o) for o in a.operands)
+        theirs.append(_value_key(A, A.resolve(y)))
+    return sorted(theirs, key=repr) == sorted((_value_key(A, A.resolve(o)) for o in a.operands),
+                                              key=repr)
+
+
+def _value_key(A, i: int) -> object:
+    """A node, or for a constant or a broadcast of one its value: fusion passes copy those
+    into every kernel, and any copy is as good as another."""
+    n = A.nodes[i]
+    if n.opcode == "broadcast" and n.operands:
+        c = A.nodes[n.operands[0]]
+        if c.opcode == "constant":
+            return ("broadcast", n.dims, c.inst.literal)
+    if n.opcode == "constant":
+        return ("constant", n.dims, n.inst.literal)
+    return i
 
 
 def _ndims(n: Node) -> tuple:
