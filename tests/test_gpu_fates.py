@@ -127,6 +127,17 @@ def test_unpaired_constant_found_in_its_users_fusion():
     assert _engine("scatter_histogram", "constant.18").fate == "merged"
 
 
+def test_dot_with_folded_operand_transpose_fused_into_gemm():
+    """transpose-folding (dump 0012) folds transpose.4 into dot_general.4 and keeps the
+    dot; triton-gemm-rewriter then fuses it: the dot is fused, the transpose rewritten."""
+    _, t, _ = _program("mlp_transposed")
+    assert t.info("dot_general.4").fate == "fused"
+    assert t.info("transpose.4").pass_name == "transpose-folding"
+    rec = _engine("mlp_transposed", "dot_general.4")
+    assert (rec.fate, rec.fusion) == ("fused", "gemm_fusion_dot_general.4")
+    assert _engine("mlp_transposed", "transpose.4").fate == "rewritten"
+
+
 @pytest.mark.parametrize("name", ["fold_identities", "cse_repeated", "gather_embedding",
                                   "mlp_gelu_adam", "gnn_segment_sum"])
 def test_gpu_programs_agree_with_pass_dumps(name):
