@@ -197,9 +197,11 @@ def test_per_device_shapes_are_not_layout_or_reshape_changes(name):
     assert res.summary["partitioned"] == 8
     assert not [lc for lc in res.layouts if lc.instruction == "ENTRY"]
     for f in res.instructions:
-        if "moved across" in f.reason:  # (shard helper) never a mere per-device shape
-            assert "partitioned" not in f.reason, f
-            assert f.fate == "removed" and f.after, f
+        if "moved across" in f.reason:
+            # algsimp's reduce(neg(x)) -> neg(reduce(x)) changes the rank; partitioning
+            # never does, so a per-device shape alone is not reported as a move
+            b, a = (s.strip() for s in f.reason.split("(", 1)[1].split(")")[0].split("->"))
+            assert b.count(",") != a.count(","), f
         # a shard whose size-1 dims a later pass squeezed is rebuilt, and still partitioned
         # (shard helper: the SPMD snapshot has it at the global rank)
         if "reshaped operands" in f.reason:
