@@ -68,8 +68,6 @@ def main(argv=None) -> int:
                     help="root of the dumps (default: $HLODIFF_ZOO_DATA or benchmarks/data/zoo)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--results", action="store_true", help="append the tables to RESULTS.md")
-    ap.add_argument("--data", type=Path, default=DATA,
-                    help="the zoo's dumps (default benchmarks/data/zoo)")
     a = ap.parse_args(argv)
     out: list[str] = []
     for mode in a.mode:
