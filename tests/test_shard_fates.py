@@ -305,3 +305,14 @@ def test_look_alike_rebuilt_dots_follow_the_partitioners_channel_order():
             top[top["dot.25"].operands[1]].attrs.get("channel_id")] == ["1", "12"]
     f = diff_files(*_pair(d)).fate_of("main.2", "dot_general.11")
     assert f.after == "dot.20", f
+
+
+def test_look_alike_dots_are_paired_with_a_shard_of_their_own_shape():
+    """mlp_deep's dot_general.15 (f32[10,128]) and dot_general.16 (f32[32,128]) share an
+    op_name and a rank; the partitioner keeps the first whole (dot.10 = f32[10,128]) and
+    shards the second (dot.13 = f32[32,16] in a YNNPACK fusion). A dot is never paired with
+    an after dot that cannot hold its (per-device) shape when a swap fits both."""
+    d = ROOT / "sharded_passes" / "mlp_deep"
+    res = diff_files(*_pair(d))
+    assert res.fate_of("main.18", "dot_general.15").after == "dot.10"
+    assert res.fate_of("main.18", "dot_general.16").after == "dot.13"

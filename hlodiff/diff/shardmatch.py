@@ -278,3 +278,36 @@ def cse_before_simplification(after) -> bool:
             if bc and ("operation_queue_id" in str(bc) or "__triton" in str(bc)):
                 return False
     return True
+
+
+def swap_misfit_dots(m) -> int:
+    """Look-alike dots (same op_name, same rank) paired crosswise: a before dot whose
+    partner's per-device shape cannot hold its value, while another pair's after dot can,
+    and that pair's before dot fits this one's partner. Swap them (each dot computes its
+    own shard; a dot's output is never larger than its global shape)."""
+    from .partition import holds_shape, num_partitions
+    Bn, An = m.before.nodes, m.after.nodes
+    nparts = num_partitions(m.before.module, m.after.module)
+    by_op: dict[str, list[int]] = {}
+    for b in Bn:
+        if b.opcode in ("dot", "convolution") and m.b2a[b.idx] >= 0:
+            by_op.setdefault(b.opcode, []).append(b.idx)
+
+    def fits(b: int, a: int) -> bool:
+        return holds_shape(Bn[b].inst.shape, An[a].inst.shape, nparts)
+
+    c = 0
+    for lst in by_op.values():
+        for x in lst:
+            ax = m.b2a[x]
+            if fits(x, ax):
+                continue
+            for y in lst:
+                ay = m.b2a[y]
+                if y != x and fits(x, ay) and fits(y, ax) and not fits(y, ay):
+                    m.b2a[x], m.b2a[y] = ay, ax
+                    m.a2b[ay], m.a2b[ax] = x, y
+                    m.how[x] = m.how[y] = "shard shape"
+                    c += 1
+                    break
+    return c
