@@ -90,6 +90,10 @@ def test_scan_and_nested_regions():
     assert rm["count"] == 6 and len(depth2) == 4
     assert all(x["parent"] for x in depth2)
     assert all(x["parent"] is None for x in rm["regions"] if x["depth"] == 1)
+    # the outer checkpointed function is named from the nested barriers' stacks
+    assert {x["function"] for x in rm["regions"] if x["depth"] == 1} == {"outer"}
+    assert {x["function"] for x in depth2} == {"inner"}
+    assert len({x["call_site"] for x in depth2}) == 2  # inner is called on two lines
 
 
 def test_dots_saveable_recomputes_only_elementwise_work():
