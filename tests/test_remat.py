@@ -67,6 +67,12 @@ def test_cpu_merges_the_recomputed_matmul_into_the_forward_pass():
     assert len(kernels) == 3 and all(len(v) == 2 for v in kernels.values()), kernels
     assert all(fates[n]["fate"] in ("fused", "kept", "rewritten") for v in kernels.values()
                for n in v)
+    # each recomputed instruction's own line says what became of the recomputation
+    rec = [f for f in doc["instructions"] if "rematted_computation" in (f["op_name"] or "")
+           and f["opcode"] in ("dot", "sine")]
+    assert rec and all("jax.checkpoint block" in f["reason"] for f in rec)
+    assert {("merged into the forward pass" in f["reason"]) for f in rec
+            if f["opcode"] == "dot"} == {True}
 
 
 def test_gpu_keeps_every_recomputation_in_the_backward_pass():
