@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from . import duplicates, partition  # partition: SPMD shard relation
+from . import (duplicates, folding, forwarding, gemm_fates, gpu_cse, lookalikes,  # noqa: F401
+               partition)  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -22,7 +23,10 @@ class FateBuilder:
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
         self.recip = self._reciprocals()
-        self.survivor = cse_survivors(m, self.recip)
+        # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
+        self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
+        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else None
+        self.survivor = cse_survivors(m, self.recip, self.order)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
@@ -30,13 +34,16 @@ class FateBuilder:
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         if gone:
-            self.survivor = cse_survivors(m, gone | self.recip)
+            self.survivor = cse_survivors(m, gone | self.recip, self.order)
         self.borrowed = self._borrowed()
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
+        self.views = forwarding.alias_views(self.A)
+        self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
+        self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -364,6 +371,16 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        t = self.chain_twin.get(b.idx)
+        if t is not None and self.live[b.idx]:
+            tb = B.nodes[t]
+            f.fate, f.into = "merged", tb.name
+            f.reason = (f"identical to {tb.name} once the first algebraic simplification "
+                        "removed the identity ops under both (CSE)")
+            y = m.b2a[B.resolve(t)]
+            if y >= 0:
+                self._set_after(f, A.nodes[y])
+            return f
         if b.alias >= 0:
             if b.opcode == "call":
                 f.fate, f.reason = "inlined", "call inlined into its caller"
@@ -404,11 +421,19 @@ class FateBuilder:
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
+        if self.fed_fold[b.idx] and m.b2a[b.idx] < 0 or self.fed_fold[b.idx] and \
+                A.nodes[m.b2a[b.idx]].fusion >= 0:
+            f.fate = "folded"
+            f.after = self._new_constant(b)
+            f.reason = ("read only by values constant folding evaluated at compile time"
+                        + (f" (into {f.after})" if f.after else "") + "; it went with them")
+            return f
         s = self.survivor.get(b.idx)
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
-            if sf.fate in ("rewritten", "folded"):
+            if sf.fate in ("rewritten", "folded") and not (
+                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)):
                 # algsimp and constant folding run before CSE: each identical copy is
                 # rewritten (folded) on its own, and CSE only meets the results
                 f.fate = sf.fate
@@ -431,6 +456,8 @@ class FateBuilder:
             f.reason = f"identical to {sb.name} (CSE)"
             return f
         y = m.b2a[b.idx]
+        if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
+            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal) and self._reassociated(b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
@@ -443,9 +470,21 @@ class FateBuilder:
             return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
+        if y < 0 and self.gpu_cse and self.live[b.idx]:  # gpu helper: fused constant copies
+            y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
+            if self.gpu_cse and gemm_fates.in_gemm_kernel(m, b, a):  # gpu helper
+                f.fate = "fused"
+                f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion} (gemm "
+                            "kernel; the dot reads the same operands, perhaps swapped)")
+                return f
+            if lookalikes.rebuilt_on_new_constant(B, A, b, a):  # gpu helper
+                f.fate = "rewritten"
+                f.reason = (f"broadcast rebuilt as {a.name} of another constant: algebraic "
+                            "simplification regrouped (x*c1)*c2 as x*(c1*c2)")
+                return f
             same_dims = a.dims == b.dims or upcast_only(b.dims, a.dims)
             part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
             same_dims = same_dims or part is not None or self._sharded_tuple(b, a)
@@ -509,7 +548,36 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
+        src = forwarding.view_source(B, b)
+        bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
+        if bc is not None:
+            f.fate = "rewritten"
+            self._set_after(f, bc)
+            f.reason = f"{b.opcode} became {bc.opcode} {bc.name} (a view of the same data)"
+            if f.fusion:
+                f.reason += f" inside {f.fusion_kind} fusion"
+            return f
+        if src is not None:
+            sf = self._survivor_fate(src)
+            if sf.after and sf.fate in ("kept", "fused", "rewritten", "merged", "folded"):
+                # an identity view removed by algsimp: its value is its operand's
+                f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \
+                    sf.fusion_kind
+                f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
+                            f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
+                return f
         r = self._replacement(b)
+        if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
+            # the barrier expander forwards the barrier's operand to its users
+            r = A.nodes[m.b2a[b.operands[0]]]
+        if self.gpu_cse and gemm_fates.folded_into_dots(B, b):  # gpu helper
+            uf = self._survivor_fate(B.nodes[b.users[0]])
+            if uf.after is not None:
+                f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", uf.after, uf.fusion, \
+                    uf.fusion_kind
+                f.reason = (f"transpose folded into the dot {B.nodes[b.users[0]].name} "
+                            f"({uf.fusion or uf.after})")
+                return f
         f.fate = "rewritten"
         if r is not None:
             self._set_after(f, r)

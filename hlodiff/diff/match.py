@@ -21,6 +21,8 @@ import re
 
 from collections import defaultdict
 
+from .anchors import best_by_anchors
+from .canonical import pair_wrapped
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
@@ -285,7 +287,7 @@ def _similarity(m: Matching) -> int:
         cands = bucket.get((b.opcode, b.mdims, b.op_name))
         if not cands:
             continue
-        best, best_s, seen = -1, 0, 0
+        best, best_s, seen, ties = -1, 0, 0, []
         for y in cands:
             if m.a2b[y] >= 0:
                 continue
@@ -294,7 +296,11 @@ def _similarity(m: Matching) -> int:
                 break
             s = _score(m, b, An[y])
             if s > best_s:
-                best, best_s = y, s
+                best, best_s, ties = y, s, [y]
+            elif s == best_s and s > 0:
+                ties.append(y)
+        if best >= 0 and best_s >= 2 and len(ties) > 1:
+            best = best_by_anchors(m, b.idx, ties)[0]
         if best >= 0 and best_s >= 2:
             c += m.pair(b.idx, best, "similarity")
     return c
@@ -320,11 +326,15 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
             cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
         if not cands:
             continue
-        best, best_s = cands[0], -1
+        best, best_s, ties = cands[0], -1, []
         for y in cands[:_SCAN_CAP]:
             s = _score(m, b, An[y]) + (1 if An[y].mdims == b.mdims else 0)
             if s > best_s:
-                best, best_s = y, s
+                best, best_s, ties = y, s, [y]
+            elif s == best_s:
+                ties.append(y)
+        if len(ties) > 1:  # twins (repeated layers): their neighbourhoods decide
+            best = best_by_anchors(m, b.idx, ties)[0]
         if m.pair(b.idx, best, "rewrite"):
             c += 1
             lst.remove(best)
@@ -437,6 +447,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         if not n:
             break
     if _duplicates(m):
+        _propagate(m)
+    if pair_wrapped(m):  # canonicalized dots/convolutions under their wrapper views
         _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
     _rewrites(m, skip)

@@ -108,10 +108,15 @@ def live_nodes(view: View) -> bytearray:
     return live
 
 
-def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> dict[int, int]:
+def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
+                  post_order: dict[int, int] | None = None) -> dict[int, int]:
     """Before node -> the node CSE keeps in its place (same exact-subgraph fingerprint in the
     same computation once calls are inlined). A copy still there under its own name
-    survived; otherwise the first in instruction order (non-inlined before inlined)."""
+    survived; otherwise the first in instruction order (non-inlined before inlined).
+    ``post_order`` (XLA's GPU pipeline, which inlines calls before CSE): CSE walks
+    non-constants in post order, where an inlined callee's code stands at its call site
+    (node -> its rank); constants it combines in instruction-list order, where the inlined
+    copies come last."""
     B = m.before
     groups: dict[tuple, list[int]] = {}
     for n in B.nodes:
@@ -130,7 +135,10 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset()) -> d
             continue
         # CSE walks the computation in instruction order and keeps the first of each
         # identical set (whichever copy the matcher happened to pair)
-        keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
+        if post_order is not None and nodes[g[0]].opcode != "constant":
+            keep = min(g, key=lambda i: (post_order.get(i, len(nodes) + i), i))
+        else:
+            keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
         for i in g:
             if i != keep:
                 out[i] = keep

@@ -66,7 +66,8 @@ def classify_pass(pass_name: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 def _fused_computations(module: Module) -> set[str]:
-    """Computations reachable from a fusion instruction (fused bodies and their callees)."""
+    """Computations that hold no top-level code: those reachable from a fusion instruction
+    (fused bodies and their callees) and those unreachable from the entry."""
     out: set[str] = set()
     todo = [c for i in module.instructions() if i.opcode == "fusion" for c in i.calls]
     while todo:
@@ -76,6 +77,18 @@ def _fused_computations(module: Module) -> set[str]:
         out.add(name)
         for i in module.by_name[name].instructions:
             todo.extend(i.calls)
+    # computations nothing reaches from the entry (GPU priority fusion leaves the bodies
+    # of fusions it merged away until DCE): their instructions are not top-level code
+    reach: set[str] = set()
+    todo = [module.entry]
+    while todo:
+        name = todo.pop()
+        if name in reach or name not in module.by_name:
+            continue
+        reach.add(name)
+        for i in module.by_name[name].instructions:
+            todo.extend(i.calls)
+    out.update(c.name for c in module.computations if c.name not in reach)
     return out
 
 
@@ -215,6 +228,10 @@ class PassStep:
     # instruction (snapshot-local name) -> fusions this pass copied it into; fusion passes
     # duplicate a producer into several consumers, and it may stay top-level as well
     copies: dict[str, list[str]] = field(default_factory=dict)
+    # instruction -> fusion: a fusion pass copied it into fusions and fused all its users,
+    # leaving the top-level original without users (GPU priority fusion leaves such
+    # constants for the next DCE): its value now lives in the fusion
+    orphaned: dict[str, str] = field(default_factory=dict)
 
     def removed_by_name(self) -> dict[str, Removal]:
         if self._by_name is None or len(self._by_name) != len(self.removed):
@@ -309,9 +326,15 @@ class PassTrace:
         cur, idx = f.into, f.pass_index
         while cur and idx is not None and len(out) < limit:
             nxt = None
-            for at, rem in self._gone.get(cur, ()):
-                if at > idx:
-                    nxt = (at, rem)
+            for step in self.passes:  # renames (GPU rename-instructions) followed on the way
+                if step.index <= idx or not step.changed:
+                    continue
+                if cur in step.renamed:
+                    cur = step.renamed[cur]
+                    continue
+                rem = step.removed_by_name().get(cur)
+                if rem is not None:
+                    nxt = (step.index, rem)
                     break
             if nxt is None:
                 out.append(("kept", None, None))
@@ -451,12 +474,19 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
             b = live.get(name)
             if b is not None:
                 fates[b].copies.extend((snap.index, x) for x in fus)
-        if step.changed:
+        if step.changed or step.orphaned:
             new_live: dict[str, str] = {}
             removed = {r.name: r for r in step.removed}
             for name, b in live.items():
                 f = fates[b]
-                if name in step.renamed:
+                if name in step.orphaned:
+                    # all its users fused, the original left behind for DCE
+                    f.fate, f.pass_name, f.pass_index = "fused", snap.after_pass, snap.index
+                    f.fusion = step.orphaned[name]
+                    f.history.append((snap.index, snap.after_pass,
+                                      "fused (original left without users)"))
+                    step.fates[b] = "fused"
+                elif name in step.renamed:
                     new = step.renamed[name]
                     new_live[new] = b
                     f.final_name = new
@@ -555,6 +585,12 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     truly_removed = [n for n in removed if n not in step.renamed]
     if truly_removed:
         _match_fusions(prev, cur, c2p, removed_set, fused_into, step.copies)
+    if kind == "fused":
+        for n, fus in step.copies.items():
+            c = p2c.get(n)
+            if c in ctop and fus and prev.users.get(n) and not cur.users.get(c) and \
+                    cur.roots.get(ctop[c].computation) != c:
+                step.orphaned[n] = fus[0]
 
     twins: dict[tuple, str] | None = None
     for n in truly_removed:
@@ -586,10 +622,23 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 # tuple-simplifier / barrier expansion forwarded the value it carried:
                 # its users now read rem.into; it is not dead code
                 rem.fate = "rewritten"
+        if rem.into is not None and rem.into in added_set:
+            rem.into = _canonical_rewrite(cur, added_set, i.opcode, rem.into)
         step.removed.append(rem)
+    # Merged into a bigger instruction and read back as a slice of it (dot-merger: two dots
+    # with a common operand become one dot and two slices): the value is computed in the
+    # new instruction as well as held by the slice.
+    for rem in step.removed:
+        sl = ctop.get(rem.into or "")
+        if sl is not None and sl.opcode == "slice" and rem.into in added_set and \
+                sl.operands and sl.operands[0] in added_set:
+            lst = step.copies.setdefault(rem.name, [])
+            if sl.operands[0] not in lst:
+                lst.append(sl.operands[0])
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
+    _forward_views(prev, step.removed, by_name, p2c)
     survivors: dict[tuple, str] | None = None
     for rem in reversed(step.removed):  # post order reversed: users first
         if rem.into is not None or rem.fate not in ("rewritten", "merged"):
@@ -611,6 +660,60 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if users and all(u in by_name for u, _ in users) and len(outs) == 1:
             rem.into = outs.pop()
     return step
+
+
+_VIEW_OPS = ("reshape", "bitcast", "transpose", "copy")
+
+
+def _same_values(i: Instruction, o: Instruction) -> bool:
+    """``i`` holds exactly the elements of its operand ``o`` in the same order: a reshape,
+    bitcast or copy, or a broadcast/transpose that adds nothing and moves nothing."""
+    if i.shape.is_tuple or o.shape.is_tuple or i.shape.num_elements != o.shape.num_elements:
+        return False
+    if i.opcode in ("reshape", "bitcast", "copy"):
+        return True
+    if i.opcode in ("broadcast", "transpose"):
+        return i.dimensions == tuple(range(len(i.shape.dims)))
+    return False
+
+
+def _forward_views(prev: _Snap, removed: list[Removal], by_name: dict[str, Removal],
+                   p2c: dict[str, str]) -> None:
+    """An identity view (a reshape, a broadcast that adds nothing...) that a pass removed
+    while no user of it survived holds its operand's value: algsimp folded it away and the
+    value lives on where the operand's does (in the operand itself when that survived),
+    not in the consumer that replaced its users. Post order: operands first."""
+    for rem in removed:
+        if rem.into is not None or rem.fate != "rewritten":
+            continue
+        i = prev.top.get(rem.name)
+        if i is None or len(i.operands) != 1:
+            continue
+        o = prev.top.get(i.operands[0])
+        if o is None or not _same_values(i, o):
+            continue
+        ro = by_name.get(o.name)
+        if ro is None:
+            rem.into = p2c.get(o.name)
+        elif ro.fate in ("rewritten", "merged", "folded") and ro.into is not None:
+            rem.into = ro.into
+
+
+def _canonical_rewrite(cur: _Snap, added: set[str], opcode: str, into: str) -> str:
+    """Canonicalizing passes (dot_decomposer, convolution-canonicalization, gemv and
+    reduce rewriters) rebuild an instruction as a new one of the same opcode on reshaped
+    or transposed operands, and wrap it in a new reshape/transpose giving the old shape:
+    dot(a, b) -> reshape(dot(reshape(a), reshape(b))). The users read the wrapper, but the
+    work (the dot) is the new instruction under it: that is where the value is computed."""
+    x = cur.top.get(into)
+    hops = 0
+    while x is not None and x.opcode in _VIEW_OPS and x.name in added and \
+            len(x.operands) == 1 and hops < 4:
+        x = cur.top.get(x.operands[0])
+        hops += 1
+    if hops and x is not None and x.name in added and x.opcode == opcode:
+        return x.name
+    return into
 
 
 def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | None] | None:
@@ -715,8 +818,11 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             match = None
             for c in by_key.get(_key(x), ()):
                 if prev.norm_operands(c) == ops:
-                    match = c
-                    break
+                    if match is None or (c.computation == f.computation !=
+                                         match.computation):
+                        match = c  # identical ones in two computations: f's own
+                    if c.computation == f.computation:
+                        break
             if match is None:
                 loose = [c for c in by_loose.get(_loose_key(x), ()) if c.name in removed]
                 if len(loose) == 1:
