@@ -191,3 +191,11 @@ def test_named_scopes_name_the_regions_in_forward_order():
     assert sorted((r.index, r.scope) for r in regs) == [(0, "layer_0"), (1, "layer_1"),
                                                         (2, "layer_2")]
     assert all("scope layer_" in r.label for r in regs)
+
+
+def test_a_users_own_optimization_barrier_is_not_a_region():
+    d = REMAT / "cpu" / "user_barrier"
+    m = load(_file(d, "before_optimizations.txt"))
+    assert any(i.opcode == "opt-barrier" for i in m.instructions())
+    assert find_regions(m) == []
+    assert _diff_json(d)["remat"] is None
