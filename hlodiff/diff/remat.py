@@ -443,7 +443,10 @@ def regression_remat(res, before: Module, after: Module) -> dict | None:
     if pb is not None and pa is not None:
         text += f", peak {_b(pb)} -> {_b(pa)} ({_pct(pb, pa)}, {pa - pb:+d} bytes)"
     text += f"; the {which} module has {len(regs)} jax.checkpoint region(s)"
-    if sb is None or sa is None:
+    if sb is not None and sa is not None:
+        text += (f"; regions still recomputing in the backward pass: {sb['still_recompute']} of "
+                 f"{sb['count']} before, {sa['still_recompute']} of {sa['count']} after")
+    else:
         ops = side["instructions"]
         if gone:
             text += (f"; {len(gone)} of them no longer recompute in the backward pass: XLA "
@@ -453,9 +456,11 @@ def regression_remat(res, before: Module, after: Module) -> dict | None:
                      "values live as long as saved ones would")
             if kept:
                 text += f" ({_b(kept)} of them live at the peak)"
-            text += "; the extra kernels are recomputation CSE could not merge (work done twice)"
+            if which == "after" and ka > kb:
+                text += ("; the extra kernels are recomputation CSE could not merge (work done "
+                         "twice)")
             if pb is not None and pa is not None and which == "after" and pa >= pb:
-                text += ", and the peak cannot fall"
+                text += "; the peak cannot fall"
         if side["still_recompute"]:
             text += (f"; {side['still_recompute']} still recompute in the backward pass "
                      f"({ops['backward']} ops)")
