@@ -346,7 +346,10 @@ def _verdict(x: dict) -> str:
     live = c["merged"] + c["forward"] + c["backward"]
     dots = ""
     if sum(h.values()):
-        parts = [f"{v} {k}" for k, v in h.items() if v]
+        words = {"merged": "merged by CSE", "forward": "run ahead",
+                 "backward": "recomputed in the backward pass", "removed": "removed",
+                 "uncertain": "uncertain"}
+        parts = [f"{v} {words[k]}" for k, v in h.items() if v]
         dots = f" (matmuls/convolutions: {', '.join(parts)})"
     s = x["status"]
     if s == "recomputes":
