@@ -140,3 +140,16 @@ def test_twin_layer_norms_named_in_their_own_layer():
     for name in ("div.47", "sub.49", "broadcast_in_dim.45"):
         rec = result.fate_of(oracle.info(name).computation, name)
         assert _target(rec) in oracle.destinations(name), (name, rec)
+
+
+def test_twins_nothing_tells_apart_name_no_kernel():
+    """pool_cnn's split.3 ties between two fusions that compute different values (other
+    subgraphs, other producers) with equal keys and neighbourhoods: the fate stands, the
+    kernel is not claimed; the candidates list both, the oracle's among them."""
+    _, _, oracle, result = _run("pool_cnn")
+    f = oracle.info("split.3")
+    rec = result.fate_of(f.computation, "split.3")
+    assert rec.fate == "rewritten" and rec.after is None and rec.fusion is None, rec
+    assert len(rec.candidates) >= 2 and set(oracle.destinations("split.3")) <= \
+        set(rec.candidates), rec
+    assert "equally likely" in rec.reason

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import duplicates, folding, forwarding, partition  # partition: SPMD shard relation
+from . import anchors, duplicates, folding, forwarding, partition  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .result import InstructionFate
@@ -642,4 +642,5 @@ class FateBuilder:
     def all(self) -> list[InstructionFate]:
         out = [self.fate(b) for b in self.B.nodes]
         duplicates.annotate(self.m, out)
+        anchors.mark_uncertain_twins(self.m, out)
         return out
