@@ -5,6 +5,7 @@
     python benchmarks/accuracy.py                  # every mode found, tables to stdout
     python benchmarks/accuracy.py --mode cpu -v    # one mode, every disagreement
     python benchmarks/accuracy.py --results        # also append the tables to RESULTS.md
+    python benchmarks/accuracy.py --data benchmarks/data-NAME/zoo --mode gpu   # another root
 
 For each program (``benchmarks/data/zoo/<mode>/<program>``) it diffs the module before and
 after optimization and compares every instruction's fate, and the after instruction it
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import sys
 import time
@@ -30,7 +32,7 @@ from hlodiff.diff import diff_modules  # noqa: E402
 from hlodiff.diff.accuracy import Comparison, compare, report  # noqa: E402
 from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace  # noqa: E402
 
-DATA = HERE / "data" / "zoo"
+DATA = Path(os.environ.get("HLODIFF_ZOO_DATA") or HERE / "data" / "zoo")
 MODES = ("cpu", "cpu8", "gpu", "gpu8", "old")
 MODE_TITLES = {"cpu": "CPU", "cpu8": "8 CPU devices, sharded", "gpu": "H100 (deviceless AOT)",
                "gpu8": "8 H100s (deviceless AOT), sharded",
@@ -62,12 +64,14 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", nargs="*", default=list(MODES))
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--holdout", choices=["include", "exclude", "only"], default="include")
+    ap.add_argument("--data", type=Path, default=DATA,
+                    help="root of the dumps (default: $HLODIFF_ZOO_DATA or benchmarks/data/zoo)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--results", action="store_true", help="append the tables to RESULTS.md")
     a = ap.parse_args(argv)
     out: list[str] = []
     for mode in a.mode:
-        root = DATA / mode
+        root = a.data / mode
         if not root.is_dir():
             continue
         progs = sorted(p.name for p in root.iterdir() if p.is_dir())

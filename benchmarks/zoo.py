@@ -8,7 +8,8 @@
     python benchmarks/zoo.py --mode old --python /work/venvs/jax0430/bin/python
     python benchmarks/zoo.py --only mlp_deep vae_step
 
-Output: ``benchmarks/data/zoo/<mode>/<program>/`` (git-ignored) with XLA's file names: the
+Output: ``benchmarks/data/zoo/<mode>/<program>/`` (git-ignored; ``--out DIR`` or
+``$HLODIFF_ZOO_DATA`` names another root, e.g. ``benchmarks/data-NAME/zoo``) with XLA's file names: the
 before/after modules and every pass dump of module ``jit_<program>``. Each program is
 compiled (never run) in a fresh process, so XLA_FLAGS is set before jax is imported. A
 program already dumped is skipped (``--force`` redoes it).
@@ -25,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "data" / "zoo"
+OUT = Path(os.environ.get("HLODIFF_ZOO_DATA") or HERE / "data" / "zoo")
 GPU_PY = os.environ.get("HLODIFF_GPU_PYTHON", "/work/venvs/gpu/bin/python")
 AOT = os.environ.get("HLODIFF_AOT_DUMP", "/work/shared/gpu/aot_dump.py")
 
@@ -86,8 +87,8 @@ def _keep(src: Path, dest: Path, name: str) -> int:
     return n
 
 
-def dump(mode: str, name: str, python: str, force: bool) -> str:
-    dest = OUT / mode / name
+def dump(mode: str, name: str, python: str, force: bool, out_root: Path = OUT) -> str:
+    dest = out_root / mode / name
     if dest.is_dir() and any(dest.glob("*after_optimizations.txt")) and not force:
         return "cached"
     if dest.exists():
@@ -126,6 +127,8 @@ def main(argv=None) -> int:
     ap.add_argument("--python", default=sys.executable, help="the Python (venv) that runs JAX")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--out", type=Path, default=OUT,
+                    help="root of the dumps (default: $HLODIFF_ZOO_DATA or benchmarks/data/zoo)")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "NAME"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -137,7 +140,7 @@ def main(argv=None) -> int:
                        "cpu8": SHARDED_SET, "gpu8": SHARDED_SET[:5]}[a.mode]
     bad = 0
     for name in names:
-        msg = dump(a.mode, name, a.python, a.force)
+        msg = dump(a.mode, name, a.python, a.force, a.out)
         bad += msg.startswith("FAILED")
         print(f"{a.mode:5} {name:28} {msg}", flush=True)
     return 1 if bad else 0

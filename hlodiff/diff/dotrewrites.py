@@ -48,8 +48,19 @@ def _after_inputs(view: View, x: Node) -> set[int]:
     return out
 
 
-def _before_inputs(m: Matching, d: Node) -> set[int]:
-    """Where the before dot's operands live after optimization (top-level instructions)."""
+def _copies_by_fp(A: View) -> dict[int, set[int]]:
+    """Subgraph fingerprint -> the fusions computing it: fusion passes copy a producer (and
+    its own producers) into several kernels, and the rebuilt dot may read any copy."""
+    out: dict[int, set[int]] = {}
+    for x in A.nodes:
+        if x.fusion >= 0 and x.alias < 0 and x.opcode not in ("parameter", "constant"):
+            out.setdefault(x.fp, set()).add(x.fusion)
+    return out
+
+
+def _before_inputs(m: Matching, d: Node, dup: dict[int, set[int]]) -> set[int]:
+    """Where the before dot's operands live after optimization (top-level instructions),
+    including the fusions that compute a copy of them (``dup``)."""
     B, A = m.before, m.after
     out: set[int] = set()
     for o in d.operands:
@@ -59,6 +70,7 @@ def _before_inputs(m: Matching, d: Node) -> set[int]:
             if y >= 0:
                 out.add(_strip_after(A, y))
                 out.add(_top(A, y))
+                out.update(dup.get(A.nodes[y].fp, ()))
                 break
             n = B.nodes[x]
             if n.opcode not in _SEE_THROUGH or not n.operands:
@@ -77,7 +89,10 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
             dots_by_dims.setdefault(x.mdims, []).append(x)
     if not dots_by_dims:
         return {}, {}
+    from .partition import holds_shape, num_partitions
+    nparts = num_partitions(B.module, A.module)  # shard helper: matching ignores dims then
     scored: list[tuple[float, int, int, int]] = []
+    dup: dict[int, set[int]] | None = None
     for t in B.nodes:
         if t.opcode != "transpose" or len(t.operands) != 1:
             continue
@@ -87,13 +102,17 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
         yt = m.b2a[t.idx]
         if yt >= 0 and A.nodes[yt].opcode != "dot":
             continue  # the transpose lives on as itself (or a bitcast/copy)
-        want = _before_inputs(m, d)
+        if dup is None:
+            dup = _copies_by_fp(A)
+        want = _before_inputs(m, d, dup)
         for x in dots_by_dims.get(t.mdims, ()):
             owner = m.a2b[x.idx]
             if owner >= 0 and owner not in (t.idx, d.idx):
                 continue
             if x.name == d.name:
                 continue  # the dot kept its name: it was kept, not rebuilt
+            if nparts > 1 and not holds_shape(t.inst.shape, x.inst.shape, nparts):
+                continue  # (per-device) the dot's own shape, not the transposed one
             shared = len(want & _after_inputs(A, x))
             if shared == 0 and owner < 0:
                 continue

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from . import anchors, duplicates, folding, forwarding, partition  # partition: SPMD shard relation
+from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
+               lookalikes, partition)  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
+from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, NOT_NEW_VALUE, PLUMBING,
@@ -22,7 +24,10 @@ class FateBuilder:
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
         self.recip = self._reciprocals()
-        self.survivor = cse_survivors(m, self.recip)
+        # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
+        self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
+        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else None
+        self.survivor = cse_survivors(m, self.recip, self.order)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
@@ -30,15 +35,18 @@ class FateBuilder:
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         if gone:
-            self.survivor = cse_survivors(m, gone | self.recip)
+            self.survivor = cse_survivors(m, gone | self.recip, self.order)
         self.borrowed = self._borrowed()
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
+        self.cse_first = cse_before_simplification(self.A.module)
+        self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
+        self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -366,6 +374,22 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        if b.alias >= 0 and b.idx in self.early_cse:  # shard helper (shardmatch.early_cse)
+            sb = B.nodes[self.early_cse[b.idx]]
+            f.fate, f.into = "merged", sb.name
+            f.reason = (f"identical to {sb.name}: merged by CSE, which the partitioner's "
+                        "cleanup runs before algebraic simplification")
+            return f
+        t = self.chain_twin.get(b.idx)
+        if t is not None and self.live[b.idx]:
+            tb = B.nodes[t]
+            f.fate, f.into = "merged", tb.name
+            f.reason = (f"identical to {tb.name} once the first algebraic simplification "
+                        "removed the identity ops under both (CSE)")
+            y = m.b2a[B.resolve(t)]
+            if y >= 0:
+                self._set_after(f, A.nodes[y])
+            return f
         if b.alias >= 0:
             if b.opcode == "call":
                 f.fate, f.reason = "inlined", "call inlined into its caller"
@@ -406,8 +430,11 @@ class FateBuilder:
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
-        if self.fed_fold[b.idx] and m.b2a[b.idx] < 0 or self.fed_fold[b.idx] and \
-                A.nodes[m.b2a[b.idx]].fusion >= 0:
+        # GPU: CSE runs inside the first simplification round, beside constant folding,
+        # and meets an identical literal before the folder takes its readers away
+        cse_first = self.gpu_cse and b.idx in self.survivor
+        if not cse_first and self.fed_fold[b.idx] and (
+                m.b2a[b.idx] < 0 or A.nodes[m.b2a[b.idx]].fusion >= 0):
             f.fate = "folded"
             f.after = self._new_constant(b)
             f.reason = ("read only by values constant folding evaluated at compile time"
@@ -417,7 +444,10 @@ class FateBuilder:
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
-            if sf.fate in ("rewritten", "folded"):
+            if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
+                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)):
+                # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
+                # algsimp; shard helper)
                 # algsimp and constant folding run before CSE: each identical copy is
                 # rewritten (folded) on its own, and CSE only meets the results
                 f.fate = sf.fate
@@ -438,8 +468,13 @@ class FateBuilder:
             if ys >= 0:
                 self._set_after(f, A.nodes[ys])
             f.reason = f"identical to {sb.name} (CSE)"
+            if self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
+                f.reason = (f"identical to {sb.name}: merged by the Shardy round trip "
+                            f"(it keeps one of identical {b.opcode}s)")
             return f
         y = m.b2a[b.idx]
+        if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
+            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal) and self._reassociated(b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
@@ -452,17 +487,31 @@ class FateBuilder:
             return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
+        if y < 0 and self.gpu_cse and self.live[b.idx]:  # gpu helper: fused constant copies
+            y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
+            if self.gpu_cse and gemm_fates.in_gemm_kernel(m, b, a):  # gpu helper
+                f.fate = "fused"
+                f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion} (gemm "
+                            "kernel; the dot reads the same operands, perhaps swapped)")
+                return f
+            if lookalikes.rebuilt_on_new_constant(B, A, b, a):  # gpu helper
+                f.fate = "rewritten"
+                f.reason = (f"broadcast rebuilt as {a.name} of another constant: algebraic "
+                            "simplification regrouped (x*c1)*c2 as x*(c1*c2)")
+                return f
             same_dims = a.dims == b.dims or upcast_only(b.dims, a.dims)
             part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
-            same_dims = same_dims or part is not None or self._sharded_tuple(b, a)
+            # shard: a per-device shape of the same rank; a squeezed/reshaped shard is the
+            # partitioned op rebuilt on reshaped operands (shard helper, partition.py)
+            same_dims = same_dims or partition.plain(part) or self._sharded_tuple(b, a)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
             moved = a.opcode == b.opcode and not same_dims and b.opcode in ELEMENTWISE \
                 and not b.inst.shape.is_tuple and not a.inst.shape.is_tuple \
-                and b.inst.shape.num_elements != a.inst.shape.num_elements
+                and b.inst.shape.num_elements != a.inst.shape.num_elements and part is None
             if moved:
                 # not the same values on a reshaped operand: algsimp moved the operation
                 # across a reduce or broadcast (reduce(neg(x)) -> neg(reduce(x))) with a new
@@ -474,6 +523,8 @@ class FateBuilder:
                 # same operation on a reshaped value: reshape-mover/algsimp rebuilt it
                 f.fate = "rewritten"
                 f.reason = f"{b.opcode} rebuilt on reshaped operands ({b.dims} -> {a.dims})"
+                if part:
+                    f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
             elif a.opcode != b.opcode or changed_attrs:
@@ -537,6 +588,17 @@ class FateBuilder:
                             f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
                 return f
         r = self._replacement(b)
+        if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
+            # the barrier expander forwards the barrier's operand to its users
+            r = A.nodes[m.b2a[b.operands[0]]]
+        if self.gpu_cse and gemm_fates.folded_into_dots(B, b):  # gpu helper
+            uf = self._survivor_fate(B.nodes[b.users[0]])
+            if uf.after is not None:
+                f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", uf.after, uf.fusion, \
+                    uf.fusion_kind
+                f.reason = (f"transpose folded into the dot {B.nodes[b.users[0]].name} "
+                            f"({uf.fusion or uf.after})")
+                return f
         f.fate = "rewritten"
         if r is not None:
             self._set_after(f, r)
@@ -576,6 +638,8 @@ class FateBuilder:
         get-tuple-element of a tuple producer that became another opcode (topk -> TopK
         custom-call) is a projection of the new instruction: re-created with it."""
         if b.site is not None or a.fusion >= 0 or a.name == b.name:
+            return False
+        if self.nparts > 1:  # shard helper: the Shardy round trip renames everything
             return False
         if b.opcode == "get-tuple-element":
             if not b.raw_operands:

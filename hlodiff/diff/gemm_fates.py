@@ -1,0 +1,78 @@
+"""Dots the GPU gemm rewriters turned into library kernels, with their operands swapped.
+
+XLA's GPU compiler wraps each dot in a Triton gemm fusion (``triton-gemm-rewriter``:
+``gemm_fusion_<dot>``, kind ``kCustom``) and later may swap the dot's operands inside it
+(``gemm-fusion-swap-operands``: ``dot(b, a)`` with the dimension numbers exchanged and a
+bitcast of the transposed result, so the larger operand drives the tiling). The dot inside
+the fusion then differs from the before dot in its dimension numbers, or even its result
+shape, although no operand was transposed, reshaped or folded into it: its value is simply
+computed inside the gemm fusion (fate ``fused``). The GPU pipeline's transpose folding
+(after simplification) also folds an operand transpose into the dot's dimension numbers
+and keeps the dot, which the gemm rewriter then fuses: the after dot reads the
+transpose's operand. Either way the dot's value is computed in the gemm kernel.
+"""
+
+from __future__ import annotations
+
+from .match import Matching
+from .view import Node
+
+
+def in_gemm_kernel(m: Matching, b: Node, a: Node) -> bool:
+    """``a`` (b's partner, a dot inside a fusion) reads exactly the values b reads, in any
+    order: the gemm rewriter moved b into its kernel, perhaps swapping its operands."""
+    if b.opcode != "dot" or a.opcode != "dot" or a.fusion < 0:
+        return False
+    if len(a.operands) != len(b.operands) or _ndims(a) != _ndims(b):
+        return False  # dot_decomposer reshaped it (several contracting dims merged)
+    mine = sorted(m.a2b[o] for o in a.operands)
+    if all(x >= 0 for x in mine) and mine == sorted(b.operands):
+        return True
+    B = m.before
+    # an operand transpose the gemm rewriter fused into the kernel with the dot (it has a
+    # partner: a layout op inside the fusion, which the after view sees through)
+    A = m.after
+    theirs = []
+    for o in b.operands:
+        y = m.b2a[o]
+        if y < 0 and B.nodes[o].opcode == "transpose" and B.nodes[o].operands:
+            # transpose folding (GPU: after simplification) folds an operand transpose into
+            # the dot's dimension numbers and keeps the dot; the gemm rewriter fuses it
+            y = m.b2a[B.nodes[o].operands[0]]
+        if y < 0:
+            return False
+        theirs.append(_value_key(A, A.resolve(y)))
+    return sorted(theirs, key=repr) == sorted((_value_key(A, A.resolve(o)) for o in a.operands),
+                                              key=repr)
+
+
+def _value_key(A, i: int) -> object:
+    """A node, or for a constant or a broadcast of one its value: fusion passes copy those
+    into every kernel, and any copy is as good as another."""
+    n = A.nodes[i]
+    if n.opcode == "broadcast" and n.operands:
+        c = A.nodes[n.operands[0]]
+        if c.opcode == "constant":
+            return ("broadcast", n.dims, c.inst.literal)
+    if n.opcode == "constant":
+        return ("constant", n.dims, n.inst.literal)
+    return i
+
+
+def _ndims(n: Node) -> tuple:
+    """(result rank, number of contracting and of batch dimensions of each side)."""
+    at = n.inst.attrs
+
+    def count(k: str) -> int:
+        v = at.get(k)
+        return len(str(v).strip("{}").split(",")) if v not in (None, "", "{}") else 0
+    return (n.inst.shape.rank if hasattr(n.inst.shape, "rank") else n.dims.count(",")) , \
+        count("lhs_contracting_dims") + count("rhs_contracting_dims"), \
+        count("lhs_batch_dims") + count("rhs_batch_dims")
+
+
+def folded_into_dots(B, b: Node) -> bool:
+    """An operand transpose read only by one dot: algsimp or transpose folding takes it
+    into the dot's dimension numbers, so its value now lives where the dot's does."""
+    return b.opcode == "transpose" and len(b.users) == 1 and \
+        B.nodes[b.users[0]].opcode == "dot"

@@ -1,0 +1,107 @@
+"""CSE inside the simplification pipeline (XLA's GPU compiler): who merged before a rewrite.
+
+XLA's CPU pipeline runs CSE once the simplification fixed point (algsimp, reshape-mover,
+constant folding, DCE, repeated) is reached: identical copies are simplified one by one
+and CSE only meets what is left. The GPU pipeline puts CSE *inside* that loop, right after
+the first algsimp / reshape-mover / constant-folding round (``simplification.after_cse``
+is the fifth dump of the pipeline), and lowers reshapes to bitcasts (layout normalization,
+reshape-decomposer), folds transposes into dots and rewrites gemms only much later. Two
+consequences, read off the pass dumps of the zoo's H100 programs:
+
+* A copy of an instruction whose identical twin is later turned into a bitcast / layout
+  change, or rebuilt as a gemm, was merged into that twin by CSE first: fate ``merged``,
+  not "rewritten before CSE could merge them".
+* JAX writes a broadcast as ``reshape(broadcast(x))`` with an identity broadcast. The first
+  algsimp round deletes the identity broadcast; the outer reshape only becomes a no-op
+  later (reshape of reshape), so after that first round two such chains over the same
+  ``x`` are identical and CSE merges them: fate ``merged`` into the first, not "no-op
+  reshape removed".
+
+Decided from the after module alone: a GPU compile leaves cuBLAS/cuDNN/Triton custom calls,
+Triton fusions or GPU backend configs (``operation_queue_id``) behind.
+"""
+
+from __future__ import annotations
+
+from .view import Node, View
+from .value_facts import LAYOUT_LIKE
+
+# survivors whose rewrite a late GPU pass does (after the first CSE): layout normalization
+# turns reshapes/transposes into bitcasts/copies, transpose folding and the gemm rewriters
+# rebuild dots and convolutions
+_LATE = LAYOUT_LIKE | {"dot", "convolution"}
+
+
+def cse_in_simplification(after) -> bool:
+    """Whether the after module was compiled by XLA's GPU pipeline (CSE runs inside the
+    simplification loop there)."""
+    for c in after.computations:
+        for i in c.instructions:
+            t = i.custom_call_target or ""
+            if t.startswith(("__cublas", "__cudnn", "__triton")):
+                return True
+            bc = i.attrs.get("backend_config")
+            if bc and ("operation_queue_id" in str(bc) or "__triton" in str(bc)):
+                return True
+    return False
+
+
+def late_rewrite(sb: Node, fate: str, recip: set[int]) -> bool:
+    """The survivor ``sb`` of identical copies was rewritten by a pass that runs after the
+    first CSE of the GPU pipeline: its copies were merged into it before."""
+    return fate == "rewritten" and sb.alias < 0 and sb.idx not in recip and \
+        sb.opcode in _LATE
+
+
+def _chain_key(B: View, n: Node, depth: int = 0) -> object:
+    """Structure of an aliased (no-op) chain down to the first real value."""
+    if n.alias < 0 or depth > 8 or not n.raw_operands:
+        return ("v", n.fp if n.alias < 0 else n.idx)
+    return (n.opcode, n.dims, n.inst.dimensions,
+            _chain_key(B, B.nodes[n.raw_operands[0]], depth + 1))
+
+
+def chain_twins(B: View) -> dict[int, int]:
+    """Alias node -> the first identical chain it is merged into (see the module text).
+    Only chains whose own step is not a no-op (the node changes its operand's shape):
+    algsimp removes a direct no-op in its first round, before CSE."""
+    groups: dict[tuple, list[int]] = {}
+    for n in B.nodes:
+        if n.alias < 0 or not n.raw_operands or n.opcode not in ("reshape", "broadcast",
+                                                                 "transpose"):
+            continue
+        o = B.nodes[n.raw_operands[0]]
+        if o.dims == n.dims:
+            continue  # a direct no-op
+        groups.setdefault((n.ctx, n.site is not None, _chain_key(B, n)), []).append(n.idx)
+    out: dict[int, int] = {}
+    for g in groups.values():
+        for i in g[1:]:
+            out[i] = g[0]
+    return out
+
+
+def post_order(B: View) -> dict[int, int]:
+    """Node -> its rank in the post order XLA's CSE walks once calls are inlined: from each
+    instruction without users, in instruction order, operands first (in operand order)."""
+    nodes = B.nodes
+    rank: dict[int, int] = {}
+    on_stack = bytearray(len(nodes))
+    for start in nodes:
+        if start.users or start.alias >= 0 or start.idx in rank:
+            continue
+        stack = [(start.idx, 0)]
+        on_stack[start.idx] = 1
+        while stack:
+            i, k = stack.pop()
+            ops = nodes[i].operands
+            while k < len(ops) and (ops[k] in rank or on_stack[ops[k]]):
+                k += 1
+            if k < len(ops):
+                stack.append((i, k + 1))
+                stack.append((ops[k], 0))
+                on_stack[ops[k]] = 1
+                continue
+            on_stack[i] = 0
+            rank[i] = len(rank)
+    return rank

@@ -1,0 +1,108 @@
+"""Constant look-alikes: a before constant paired with an after constant of equal value that
+does a different job.
+
+Fusion copies constants into every kernel that reads them, and algebraic simplification
+makes new ones (``x / 32`` becomes ``x * 0.03125``; ``(x * 2) * 0.03125`` becomes
+``x * 0.0625``). Matching by value alone then pairs a before constant that constant folding
+consumed with an unrelated after constant that happens to hold the same number. For a
+constant paired with a copy inside a fusion, the pairing is kept only when the after constant (or a broadcast of it) feeds the partner of
+one of the before constant's own users; when the before constant's users all have
+partners and none reads the paired constant, the pairing is a look-alike and is dropped
+(the fate engine then explains the constant by folding or simplification).
+"""
+
+from __future__ import annotations
+
+from .view import Node, View
+
+_CARRY = ("broadcast", "reshape", "convert", "bitcast", "copy", "transpose")
+
+
+def _value_users(v: View, start: int, limit: int = 64) -> set[int]:
+    """Users of ``start``, looking through broadcasts/reshapes/converts of it."""
+    out: set[int] = set()
+    todo, seen = [start], {start}
+    while todo and len(seen) < limit:
+        x = todo.pop()
+        for u in v.nodes[x].users:
+            if u in seen:
+                continue
+            seen.add(u)
+            if v.nodes[u].opcode in _CARRY:
+                todo.append(u)
+            out.add(u)
+    return out
+
+
+def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int) -> int:
+    """``y`` when it is plausibly b's partner, else -1 (a look-alike). For constants and
+    broadcasts of constants."""
+    if y < 0 or not (b.opcode == "constant" or (
+            b.opcode == "broadcast" and b.operands and
+            B.nodes[b.operands[0]].opcode == "constant")):
+        return y
+    fu = A.nodes[y].fusion
+    if fu < 0 or A.resolve(fu) == y:
+        return y  # top-level, or a fusion of its own (wrapped_broadcast): read as a whole
+    want: set[int] = set()
+    for u in _value_users(B, b.idx):
+        if B.nodes[u].opcode in _CARRY:
+            continue
+        ya = b2a[u]
+        if ya < 0:
+            return y  # a user without a partner: no evidence either way
+        want.add(ya)
+    if not want:
+        return y
+    got = _value_users(A, y)
+    if got & want:
+        return y
+    return -1
+
+
+def _literal_under(v: View, n: Node) -> object:
+    x = n
+    for _ in range(4):
+        if x.opcode == "constant":
+            return x.inst.literal
+        if x.opcode not in _CARRY or not x.operands:
+            return None
+        x = v.nodes[x.operands[0]]
+    return None
+
+
+def rebuilt_on_new_constant(B: View, A: View, b: Node, a: Node) -> bool:
+    """b (a broadcast of a constant) is paired with a broadcast of another value:
+    algebraic simplification regrouped ``(x * c1) * c2`` as ``x * (c1 * c2)`` and built a
+    new broadcast of the folded product; b's own broadcast was rewritten, not fused."""
+    if b.opcode != "broadcast" or a.opcode != "broadcast" or not b.operands:
+        return False
+    lb, la = _literal_under(B, b), _literal_under(A, a)
+    return lb is not None and la is not None and lb != la
+
+
+def fused_copy(B: View, A: View, b2a, a2b, b: Node) -> int:
+    """For an unpaired constant (or broadcast of one): the copy a fusion pass made of it
+    next to the partner of one of its users (an operand of that partner, through
+    broadcasts, holding the same literal), else -1. GPU priority fusion copies constants
+    into every consumer kernel; the matcher may have paired none of the copies."""
+    lit = _literal_under(B, b)
+    if lit is None:
+        return -1
+    for u in _value_users(B, b.idx):
+        if B.nodes[u].opcode in _CARRY:
+            continue
+        ya = b2a[u]
+        if ya < 0:
+            continue
+        for o in A.nodes[ya].operands:
+            x = A.nodes[o]
+            for _ in range(4):  # down to b's kind through broadcasts of the copy
+                if x.opcode == b.opcode or x.opcode not in _CARRY or not x.operands:
+                    break
+                x = A.nodes[x.operands[0]]
+            if a2b[x.idx] >= 0 or x.fusion < 0:
+                continue
+            if x.opcode == b.opcode and x.dims == b.dims and _literal_under(A, x) == lit:
+                return x.idx
+    return -1
