@@ -60,9 +60,11 @@ def _computes_dot(after, name: str) -> bool:
 def test_canonicalized_dots_live_in_the_new_dot():
     """dot_decomposer / gemv-rewriter: dot(a, b) -> reshape(dot(reshape(a), reshape(b))).
     The users read the reshape, but the value is computed by the new dot: the oracle follows
-    it there, not into the consumer fusion of the reshape. (The diff's agreement is measured
-    by benchmarks/accuracy.py; gradient dots of one source line with equal shapes remain
-    twins the matcher can swap, e.g. rmsnorm_rope's dot_general.20/21.)"""
+    it there, not into the consumer fusion of the reshape; the diff names the same dot
+    (a gradient dot read only by a transpose gives back the new dot it took by its key).
+    Measured 15 of 19; misses such as transformer_block's dot_general.33, whose wrapper
+    reshape algsimp moved away (the select now runs on the dot's own shape), leave nothing
+    that carries the old dot's key."""
     checked, agree = 0, 0
     for program in ("transformer_block", "while_solver", "rmsnorm_rope"):
         _, after, oracle, result = _run(program)
@@ -76,7 +78,7 @@ def test_canonicalized_dots_live_in_the_new_dot():
             rec = result.fate_of(f.computation, name)
             checked += 1
             agree += rec.fate == "rewritten" and _target(rec) in want
-    assert checked >= 10 and agree >= checked // 2, (agree, checked)
+    assert checked >= 10 and agree >= 15, (agree, checked)
 
 
 def test_gemv_rewritten_dot_is_paired_through_its_bitcast():
@@ -140,3 +142,16 @@ def test_twin_layer_norms_named_in_their_own_layer():
     for name in ("div.47", "sub.49", "broadcast_in_dim.45"):
         rec = result.fate_of(oracle.info(name).computation, name)
         assert _target(rec) in oracle.destinations(name), (name, rec)
+
+
+def test_twins_nothing_tells_apart_name_no_kernel():
+    """pool_cnn's split.3 ties between two fusions that compute different values (other
+    subgraphs, other producers) with equal keys and neighbourhoods: the fate stands, the
+    kernel is not claimed; the candidates list both, the oracle's among them."""
+    _, _, oracle, result = _run("pool_cnn")
+    f = oracle.info("split.3")
+    rec = result.fate_of(f.computation, "split.3")
+    assert rec.fate == "rewritten" and rec.after is None and rec.fusion is None, rec
+    assert len(rec.candidates) >= 2 and set(oracle.destinations("split.3")) <= \
+        set(rec.candidates), rec
+    assert "equally likely" in rec.reason

@@ -65,3 +65,42 @@ def best_by_anchors(m, b: int, cands: list[int]) -> list[int]:
     scored = [(anchor_score(m, b, y), y) for y in cands]
     top = max(s for s, _ in scored)
     return [y for s, y in scored if s == top]
+
+
+def real_twins(m, cands: list[int]) -> bool:
+    """Tied after candidates that compute different values (twins: other layers, whose
+    subgraphs end in other parameters and hang off other paired producers), not copies of
+    one value that fusion duplicated into several consumers."""
+    An, a2b = m.after.nodes, m.a2b
+    if len({An[y].fp for y in cands}) < 2:
+        return False
+
+    def from_a(j: int) -> int:
+        return j if a2b[j] >= 0 else -1
+
+    # and they hang off different paired producers
+    return len({frozenset(_reach(An, y, from_a, True)) for y in cands}) > 1
+
+
+def mark_uncertain_twins(m, fates: list) -> None:
+    """Fates whose named target came from a pairing among twins nothing told apart (equal
+    keys, equal neighbourhoods, different values): the fate itself (fused, rewritten...)
+    holds for every twin, but which kernel holds the value does not. Name none: list the
+    kernels of every candidate (``candidates``) instead of naming one of them."""
+    An = m.after.nodes
+    for b, cands in m.twins.items():
+        f = fates[b]
+        y = m.b2a[b]
+        if y < 0 or f.fate not in ("kept", "fused", "rewritten") or f.after != An[y].name:
+            continue
+        kernels = []
+        for c in cands:
+            k = An[An[c].home].name
+            if k not in kernels:
+                kernels.append(k)
+        if len(kernels) < 2:
+            continue
+        f.candidates = kernels
+        f.reason = (f"{f.reason}; but repeated code (layers of one loop, copies) leaves "
+                    f"{len(kernels)} equally likely places: {', '.join(kernels)}")
+        f.after, f.fusion, f.fusion_kind = None, None, None

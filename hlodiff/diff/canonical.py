@@ -19,6 +19,20 @@ _VIEWS = ("bitcast", "reshape", "transpose", "copy")
 _REBUILT = ("dot", "convolution", "reduce", "fft")
 
 
+def _open_or_borrowed(m, x: int) -> bool:
+    """``x`` is open, or paired by its key alone (op_name, source, shape) with a before dot
+    read only by transposes: algsimp rebuilds transpose(dot(a, b)) as a new dot(b, a)
+    (dotrewrites.py names that one), so an after dot of the *old* shape under a wrapper
+    view that carries another dot's key is that other dot's, not this one's."""
+    b = m.a2b[x]
+    if b < 0:
+        return True
+    Bn = m.before.nodes
+    n = Bn[b]
+    return m.how.get(b) in ("metadata", "similarity") and n.opcode == "dot" and \
+        bool(n.users) and all(Bn[u].opcode == "transpose" for u in n.users)
+
+
 def pair_wrapped(m) -> int:
     """Pair open before nodes with the open instruction under their wrapper view."""
     Bn, An = m.before.nodes, m.after.nodes
@@ -44,7 +58,7 @@ def pair_wrapped(m) -> int:
             hops += 1
             if m.a2b[x.idx] >= 0:
                 break
-        if m.a2b[x.idx] < 0 and x.opcode in _REBUILT and x.mdims != v.mdims and \
+        if x.opcode in _REBUILT and x.mdims != v.mdims and _open_or_borrowed(m, x.idx) and \
                 (x.op_name is None or x.op_name == v.op_name):
             # (the wrapper gives the old shape back from the new instruction's other one)
             if x.idx not in found[k]:
@@ -55,11 +69,15 @@ def pair_wrapped(m) -> int:
         scored = sorted(((anchor_score(m, b, x), b, x) for b in bs for x in xs
                          if An[x].opcode == Bn[b].opcode), reverse=True)
         for i, (s, b, x) in enumerate(scored):
-            if m.b2a[b] >= 0 or m.a2b[x] >= 0:
+            if m.b2a[b] >= 0 or not _open_or_borrowed(m, x):
                 continue
             rivals = [t for t in scored[i + 1:] if t[0] == s and m.b2a[t[1]] < 0 and
-                      m.a2b[t[2]] < 0 and (t[1] == b or t[2] == x)]
+                      _open_or_borrowed(m, t[2]) and (t[1] == b or t[2] == x)]
             if rivals:
                 continue  # twins nothing tells apart: leave them to later steps
+            if m.a2b[x] >= 0:  # borrowed by a transpose(dot) dot: give it back
+                other = m.a2b[x]
+                m.b2a[other], m.a2b[x] = -1, -1
+                m.how.pop(other, None)
             c += m.pair(b, x, "canonical")
     return c

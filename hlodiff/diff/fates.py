@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import (duplicates, folding, forwarding, gemm_fates, gpu_cse, lookalikes,  # noqa: F401
-               partition)  # partition: SPMD shard relation
+from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
+               lookalikes, partition)  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -706,4 +706,5 @@ class FateBuilder:
     def all(self) -> list[InstructionFate]:
         out = [self.fate(b) for b in self.B.nodes]
         duplicates.annotate(self.m, out)
+        anchors.mark_uncertain_twins(self.m, out)
         return out

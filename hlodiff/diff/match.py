@@ -21,7 +21,7 @@ import re
 
 from collections import defaultdict
 
-from .anchors import best_by_anchors
+from .anchors import best_by_anchors, real_twins
 from .canonical import pair_wrapped
 from .view import Node, View
 
@@ -44,6 +44,8 @@ class Matching:
         self.b2a = [-1] * len(before.nodes)
         self.a2b = [-1] * len(after.nodes)
         self.how: dict[int, str] = {}
+        # before node -> after candidates nothing told apart (the pair took the first)
+        self.twins: dict[int, list[int]] = {}
         self._queue: list[int] = []
 
     def pair(self, b: int, a: int, how: str) -> bool:
@@ -304,7 +306,10 @@ def _similarity(m: Matching) -> int:
             elif s == best_s and s > 0:
                 ties.append(y)
         if best >= 0 and best_s >= 2 and len(ties) > 1:
-            best = best_by_anchors(m, b.idx, ties)[0]
+            ties = best_by_anchors(m, b.idx, ties)
+            best = ties[0]
+            if len(ties) > 1 and real_twins(m, ties):
+                m.twins[b.idx] = ties
         if best >= 0 and best_s >= 2:
             c += m.pair(b.idx, best, "similarity")
     return c
@@ -351,7 +356,10 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
             elif s == best_s:
                 ties.append(y)
         if len(ties) > 1:  # twins (repeated layers): their neighbourhoods decide
-            best = best_by_anchors(m, b.idx, ties)[0]
+            ties = best_by_anchors(m, b.idx, ties)
+            best = ties[0]
+            if len(ties) > 1 and real_twins(m, ties):
+                m.twins[b.idx] = ties
         if m.pair(b.idx, best, "rewrite"):
             c += 1
             lst.remove(best)

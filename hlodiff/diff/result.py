@@ -29,6 +29,8 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         # fate (optimization): kept|fused|folded|merged|rewritten|inlined|removed|uncertain
         #        uncertain: the two modules cannot decide; candidates: the after
         #        instructions it may have become
+        # candidates with another fate (after/fusion null): the fate holds, but twins
+        #        (repeated layers) leave several kernels that may hold the value
         # also_in: further fusions that fusion copied the same computation into
         # fate (regression):   unchanged|changed|only_before|uncertain (one per before
         #                      kernel; see diff/regression.py)
