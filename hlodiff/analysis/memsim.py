@@ -461,12 +461,15 @@ def _elementwise_params(fc: Computation, shape: Shape, gpu: bool) -> set[int]:
             and p.shape.element_type == shape.element_type and ok.get(p.name, False)}
 
 
-def _element_params(fc: Computation, element: int, gpu: bool) -> set[int]:
+def _element_params(fc: Computation, element: int, gpu: bool,
+                    reduction: bool | None = None) -> set[int]:
     """Parameters of a multi-output fusion that its output ``element`` may overwrite: the
     parameter reaches that element through elementwise ops (at the same shape on CPU, as
     many elements on GPU, bitcasts too) and nothing reads the parameter itself otherwise
     (what reads it does so at the index the element is written). On CPU, every use of
-    the parameter must lead there elementwise."""
+    the parameter must lead there elementwise. ``reduction`` (GPU): whether the fusion is
+    a reduction-emitter one (kInput), whose reductions run before any other output is
+    written: XLA's buffer-sharing hint is followed then (:func:`_gpu_share_hint`)."""
     root = fc.root_instruction
     if root.opcode != "tuple" or element >= len(root.operands):
         return set()
@@ -497,14 +500,52 @@ def _element_params(fc: Computation, element: int, gpu: bool) -> set[int]:
         if p.shape.is_tuple or p.shape.element_type != shape.element_type \
                 or _elements(p.shape) != n:
             continue
-        if gpu and reach.get(p.name) and all(
-                u.opcode in _ELEMENTWISE and _elements(u.shape) == n
-                for u in _readers(p, users)):
+        if gpu and (_gpu_share_hint(fc, p, target, users, reduction) if reduction is not None
+                    else reach.get(p.name) and all(
+                        u.opcode in _ELEMENTWISE and _elements(u.shape) == n
+                        for u in _readers(p, users))):
             out.add(p.parameter_number)
         elif not gpu and p.shape.dims == shape.dims and every.get(p.name) \
                 and reach.get(p.name):
             out.add(p.parameter_number)
     return out
+
+
+def _gpu_share_hint(fc: Computation, param: Instruction, target: Instruction,
+                    users: dict[str, list[Instruction]], reduction: bool) -> bool:
+    """XLA:GPU's buffer-sharing hint for a multi-output fusion's element and a parameter:
+    everything reachable from the parameter reads it elementwise (bitcasts and the root
+    tuple allowed) and some path reaches the element. In a reduction fusion (kInput) the
+    reductions among the outputs are computed first, so a reduction reading the parameter
+    is allowed, and what lies beyond it is not followed."""
+    root = fc.root_instruction
+    heroes = set()
+    if reduction:
+        for o in root.operands:
+            ins = fc[o]
+            while ins.opcode == "bitcast" and ins.operands:
+                ins = fc[ins.operands[0]]
+            if ins.opcode == "reduce":
+                heroes.add(ins.name)
+    seen, work, found = {param.name}, [param], False
+    while work:
+        cur = work.pop()
+        if cur.name == target.name:
+            found = True
+        if cur.name in heroes:
+            continue
+        for u in users.get(cur.name, []):
+            if u.name not in seen:
+                seen.add(u.name)
+                work.append(u)
+            if u.opcode in ("bitcast", "tuple") or u.name in heroes:
+                continue
+            if u.opcode not in _ELEMENTWISE:
+                return False
+    if target.opcode not in _ELEMENTWISE and target.opcode != "bitcast":
+        if any(o != target.name and o in seen for o in root.operands):
+            return False
+    return found
 
 
 def _readers(p: Instruction, users: dict[str, list[Instruction]]) -> list[Instruction]:
@@ -554,7 +595,8 @@ def _eligible(sim: _Sim, fusion: Instruction, k: int, element: int | None,
     if key not in cache:
         fc = sim.m.computation(key[0])
         cache[key] = _elementwise_params(fc, fusion.shape, sim.gpu) if element is None \
-            else _element_params(fc, element, sim.gpu)
+            else _element_params(fc, element, sim.gpu,
+                                 (fusion.fusion_kind == "kInput") if sim.gpu else None)
     return k in cache[key]
 
 
