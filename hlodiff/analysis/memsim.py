@@ -293,6 +293,15 @@ class _Sim:
             return self.async_start(ins, cname, ops)
         if op in _COLLECTIVE_STARTS and ins.shape.is_tuple and len(ins.shape.tuple_shapes) >= 2:
             return self.collective_start(ins, cname, ops)
+        if self.gpu and op in ("all-reduce", "all-reduce-start") and len(ops) == 1 \
+                and len(ops[0]) == 1 and not ins.shape.is_tuple:
+            # XLA:GPU's hint: a one-operand all-reduce reduces in place (NCCL), so its
+            # result may take over the operand's buffer when the operand dies there (the
+            # buffer assignments of sharded H100 programs show both values at one offset;
+            # XLA:CPU's do not)
+            out = self.fresh(ins, cname)
+            self.reuse.append((out[0], [(0, ops[0][0])], None, None))
+            return out
         if op.endswith("-done") and ops:
             src = comp[ins.operands[0]].shape
             if src.is_tuple and len(src.tuple_shapes) >= 2:
