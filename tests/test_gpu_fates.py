@@ -165,3 +165,14 @@ def test_chain_follows_rename_instructions():
     assert [c[0] for c in t.chain("broadcast.6")] == ["rewritten", "fused"]
     _, t, _ = _program("mlp_gelu_adam")
     assert t.chain("dot_general.7")[-1][:2] == ("fused", "triton-gemm-rewriter")
+
+
+def test_value_read_back_through_a_reshape_lives_in_the_new_instruction():
+    """gather_simplifier rebuilds gather.3 as reshape(gather.4) (dump 0007): the new gather
+    computes its value, the reshape only re-views it; both are destinations."""
+    _, t, _ = _program("gnn_segment_sum")
+    f = t.info("gather.3")
+    assert (f.fate, f.pass_name) == ("rewritten", "gather_simplifier")
+    dests = t.destinations("gather.3")
+    assert "loop_select_fusion" in dests and len(dests) == 2
+    assert _engine("gnn_segment_sum", "gather.3").fusion in dests

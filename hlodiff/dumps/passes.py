@@ -33,6 +33,9 @@ from .passfiles import (PassSnapshot, find_before_file, find_pass_dumps,  # noqa
 FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
+# ops that only re-view their operand's values (the value of a replaced instruction read
+# back through one of them is computed by the operand)
+_VIEWS = {"slice", "reshape", "bitcast", "transpose", "copy"}
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
 
 
@@ -624,11 +627,12 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 rem.fate = "rewritten"
         step.removed.append(rem)
     # Merged into a bigger instruction and read back as a slice of it (dot-merger: two dots
-    # with a common operand become one dot and two slices): the value is computed in the
-    # new instruction as well as held by the slice.
+    # with a common operand become one dot and two slices), or rebuilt as a new instruction
+    # read back through a reshape (dot_decomposer: reshape(dot(reshape(a), b))): the value
+    # is computed in the new instruction as well as held by the slice / reshape.
     for rem in step.removed:
         sl = ctop.get(rem.into or "")
-        if sl is not None and sl.opcode == "slice" and rem.into in added_set and \
+        if sl is not None and sl.opcode in _VIEWS and rem.into in added_set and \
                 sl.operands and sl.operands[0] in added_set:
             lst = step.copies.setdefault(rem.name, [])
             if sl.operands[0] not in lst:
