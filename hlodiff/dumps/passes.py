@@ -35,7 +35,7 @@ FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 # ops that only re-view their operand's values (the value of a replaced instruction read
 # back through one of them is computed by the operand)
-_VIEWS = {"slice", "reshape", "bitcast", "transpose", "copy"}
+_VIEWS = {"slice", "reshape", "bitcast", "transpose", "copy", "get-tuple-element"}
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
 
 
