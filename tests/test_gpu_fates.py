@@ -176,3 +176,13 @@ def test_value_read_back_through_a_reshape_lives_in_the_new_instruction():
     dests = t.destinations("gather.3")
     assert "loop_select_fusion" in dests and len(dests) == 2
     assert _engine("gnn_segment_sum", "gather.3").fusion in dests
+
+
+def test_layout_op_taken_out_leaves_its_values_in_its_operand():
+    """algsimp folds transpose.5 (of the parameter a_0_) into a dot (dump 0006): the
+    transpose only re-viewed a_0_'s values, which a_0_ still holds; the dot that now reads
+    them, merged by CSE and fused into a gemm, is a destination too."""
+    _, t, _ = _program("mlp_transposed")
+    dests = t.destinations("transpose.5")
+    assert "a_0_.1" in dests and "gemm_fusion_dot_general.3" in dests
+    assert _engine("mlp_transposed", "transpose.5").after in dests

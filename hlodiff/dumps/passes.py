@@ -36,6 +36,7 @@ FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
 # ops that only re-view their operand's values (the value of a replaced instruction read
 # back through one of them is computed by the operand)
 _VIEWS = {"slice", "reshape", "bitcast", "transpose", "copy", "get-tuple-element"}
+_LAYOUT_ONLY = {"reshape", "bitcast", "copy", "transpose"}
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
 
 
@@ -637,6 +638,16 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             lst = step.copies.setdefault(rem.name, [])
             if sl.operands[0] not in lst:
                 lst.append(sl.operands[0])
+    # A layout-only op (reshape, bitcast, copy, transpose) holds its operand's values,
+    # re-viewed: once a pass takes it out, the operand (still there) holds them too.
+    for rem in step.removed:
+        i = ptop[rem.name]
+        if rem.fate == "rewritten" and i.opcode in _LAYOUT_ONLY and i.operands:
+            o = p2c.get(i.operands[0])
+            if o is not None and o in ctop:
+                lst = step.copies.setdefault(rem.name, [])
+                if o not in lst:
+                    lst.append(o)
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
