@@ -6,6 +6,8 @@ Usage (from the repository root)::
 
     .venv/bin/python benchmarks/bench_memory.py                    # every module with XLA's files
     .venv/bin/python benchmarks/bench_memory.py --time benchmarks/data/gpt24
+    .venv/bin/python benchmarks/bench_memory.py --data benchmarks/data-memest \
+        --real '/work/gpu_real/hlodump_*'           # zoos made elsewhere; real H100 dumps
 
 Modules: fixtures/memory/*/* (tuned on), fixtures/cpu/* (held out: only a buffer-assignment
 file, whose allocation sum is XLA's total) and benchmarks/data/*/ (gen_gpt.py keeps XLA's
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -30,24 +33,34 @@ from hlodiff.dumps.loader import load  # noqa: E402
 from hlodiff.dumps.memfiles import load_memory_files  # noqa: E402
 
 
-def modules() -> list[tuple[str, str]]:
+GROUPS = ("tuned", "held out", "zoo2", "versions", "zoo3", "zoo4", "real H100")
+
+
+def modules(data: str = "benchmarks/data", real: str | None = None) -> list[tuple[str, str]]:
     out = []
     for pat, group in (("fixtures/memory/*/*/*after_optimizations.txt", "tuned"),
                        ("fixtures/cpu/*/*after_optimizations.txt", "held out"),
-                       ("benchmarks/data/*/*after_optimizations.txt", "held out"),
-                       ("benchmarks/data/memzoo/*/*/*after_optimizations.txt", "held out"),
-                       ("benchmarks/data/memzoo2/*/*/*after_optimizations.txt", "zoo2"),
-                       ("fixtures/versions/*/*/*after_optimizations.txt", "versions")):
+                       (f"{data}/*/*after_optimizations.txt", "held out"),
+                       (f"{data}/memzoo/*/*/*after_optimizations.txt", "held out"),
+                       (f"{data}/memzoo2/*/*/*after_optimizations.txt", "zoo2"),
+                       ("fixtures/versions/*/*/*after_optimizations.txt", "versions"),
+                       (f"{data}/memzoo3/*/*/*after_optimizations.txt", "zoo3"),
+                       (f"{data}/memzoo4/*/*/*after_optimizations.txt", "zoo4")):
         for f in sorted(glob.glob(str(ROOT / pat))):
             out.append((group, f))
+    for d in sorted(glob.glob(real)) if real else ():  # real dumps: hlodump_<program>_<id>
+        prog = re.sub(r"^hlodump_(.+)_[a-z0-9_]{8}$", r"\1", os.path.basename(d))
+        for f in sorted(glob.glob(os.path.join(d, f"*.jit_{prog}.*after_optimizations.txt"))):
+            if "spmd" not in f:
+                out.append(("real H100", f))
     return out
 
 
-def table() -> None:
+def table(data: str = "benchmarks/data", real: str | None = None) -> None:
     print("| set | program | XLA total | estimate | ratio | lower estimate |")
     print("|---|---|---:|---:|---:|---:|")
     ratios = []
-    for group, f in modules():
+    for group, f in modules(data, real):
         mf = load_memory_files(f)
         if mf.buffer_assignment is None:
             continue
@@ -58,7 +71,7 @@ def table() -> None:
         ratios.append((group, r))
         name = os.path.relpath(os.path.dirname(f), ROOT)
         print(f"| {group} | {name} | {xla} | {est.peak_bytes} | {r:.3f} | {est.peak_bytes_low} |")
-    for g in ("tuned", "held out", "zoo2", "versions"):
+    for g in GROUPS:
         rs = sorted(r for gg, r in ratios if gg == g)
         if rs:
             ok = sum(1 for r in rs if abs(r - 1) <= 0.10)
@@ -87,8 +100,10 @@ def timing(d: str, reps: int = 3) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--time", default=None, help="a directory with a module and its memory files")
+    ap.add_argument("--data", default="benchmarks/data", help="where the zoos were generated")
+    ap.add_argument("--real", default=None, help="a glob of real dump directories (hlodump_*)")
     a = ap.parse_args()
     if a.time:
         timing(a.time)
     else:
-        table()
+        table(a.data, a.real)

@@ -36,7 +36,7 @@ from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
 CPU = Path(__file__).resolve().parent.parent / "fixtures" / "cpu"
 THRESHOLD = 0.95
 TARGET_FLOOR = 0.80  # named target, per program (the lowest measured: 81.5%)
-TARGET_OVERALL = 0.95  # named target over all programs (measured: 96.1%)
+TARGET_OVERALL = 0.97  # named target over all programs (measured: 97.6%)
 
 
 def _programs_with_pass_dumps() -> list[str]:

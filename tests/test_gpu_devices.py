@@ -197,7 +197,15 @@ def test_per_device_shapes_are_not_layout_or_reshape_changes(name):
     assert res.summary["partitioned"] == 8
     assert not [lc for lc in res.layouts if lc.instruction == "ENTRY"]
     for f in res.instructions:
-        assert "reshaped operands" not in f.reason and "moved across" not in f.reason, f
+        if "moved across" in f.reason:
+            # algsimp's reduce(neg(x)) -> neg(reduce(x)) changes the rank; partitioning
+            # never does, so a per-device shape alone is not reported as a move
+            b, a = (s.strip() for s in f.reason.split("(", 1)[1].split(")")[0].split("->"))
+            assert b.count(",") != a.count(","), f
+        # a shard whose size-1 dims a later pass squeezed is rebuilt, and still partitioned
+        # (shard helper: the SPMD snapshot has it at the global rank)
+        if "reshaped operands" in f.reason:
+            assert "partitioned 8 ways, size-1 dims squeezed" in f.reason, f
     parts = [f for f in res.instructions if "partitioned 8 ways" in f.reason]
     assert parts
     # bytes are compared per device on both sides

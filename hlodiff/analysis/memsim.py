@@ -1,37 +1,37 @@
-"""An estimate of a scheduled module's memory from its text alone: a heap simulation.
+"""An estimate of a scheduled module's memory from its text alone: XLA's buffer assignment,
+replayed.
 
 Used when XLA's buffer-assignment file is not beside the module. The schedule is the text
 order of each computation of an ``is_scheduled=true`` module, flattened as XLA flattens it
-(a while's condition and body, a conditional's branches and a call's callee are placed just
-before the instruction that runs them). Every array an instruction defines is a buffer, live
-from its definition to its last use. Instructions that define no memory of their own share a
-buffer: ``bitcast``, ``get-tuple-element`` and ``tuple`` (which adds only its table of
-pointers, 8 bytes an element), a ``while`` (its state is updated in place; the body's
-results are placed into the state's buffers), a conditional's branch results (placed in the
-conditional's buffer), in-place updates (``dynamic-update-slice``/``scatter``, also as the
-root of a fusion, and ``output_to_operand_aliasing`` custom calls), asynchronous ``-done``
-ops, and outputs that ``input_output_alias`` (donation) places in a parameter's buffer.
+(a while's condition and body, a conditional's branches, a call's callee and an
+``async-start``'s wrapped computation are placed just before the instruction that runs
+them). Every array an instruction defines is a buffer, live from its definition to its last
+reader (a ``get-tuple-element`` reads nothing; a tuple's table of pointers lives until its
+last reader). Instructions that define no memory of their own share a buffer, as XLA's
+alias analysis makes them one: ``bitcast``, ``get-tuple-element`` and ``tuple`` (which adds
+only its table, 8 bytes an element), a ``while`` (its state, the body's results and tables
+are one), a conditional (its branches' results; an element a branch passes through is the
+operand's buffer), in-place updates (``dynamic-update-slice``/``scatter``, also as the root
+of a fusion, and ``output_to_operand_aliasing`` custom calls), ``async-start`` operands,
+asynchronous ``-done`` ops, and outputs that ``input_output_alias`` (donation) places in a
+parameter's buffer.
 
-Then, as XLA's buffer assignment does, in its order:
+Which result may be written over a dying operand (XLA's CanShareOperandBufferWithUser):
+elementwise ops; loop fusions whose parameter reaches the root only through elementwise ops
+(at the same shape on CPU; on GPU, XLA's fusion hint, also through bitcasts at the same
+element count); a multi-output fusion's element over a parameter that reaches it
+elementwise and is read only elementwise; sorts. Never a value reached through a bitcast or
+a library call's tuple (cuDNN's (result, scratch)).
 
-- an output may take over the buffer of an operand that dies at it, when it reads that
-  operand elementwise (elementwise ops, loop fusions whose parameter reaches the root only
-  through elementwise ops: at the same shape on CPU; on GPU, XLA's fusion hint, also through
-  bitcasts at the same element count) or sorts in place; never a buffer a while loop carries
-  or a conditional writes, nor a value the operand does not define itself (one reached
-  through a get-tuple-element or bitcast);
-- a temporary goes into an output's allocation when it fits and is dead whenever that
-  allocation is in use (largest first, first fit), and costs nothing more;
-- then the same sharing among temporaries; a result whose dying operand sits in an output's
-  allocation joins it when nothing else lives there meanwhile;
-- the other temporaries share one heap: the largest sum live at one moment, or, with up to
-  3,000 of them, a best-fit packing (largest first and longest-lived first, the smaller
-  kept) when its gaps make the heap larger.
+memassign.py then places the buffers in XLA's order (largest first; outputs first; XLA's
+post order), each into its operands' allocations or an earlier output's, where no value
+there is live at the same time; the rest of the temporaries form one heap, where a result
+takes over a dying operand's buffer (never a loop's state) and tuple tables never share
+space, packed best-fit with XLA's alignment (256 bytes on GPU, 64 on CPU). Thread-local
+allocations (values of reductions' and sorts' computations) are added.
 
-The estimate is parameters + outputs + constants (each its own allocation in XLA) plus that
-heap. ``low_bytes`` counts outputs only from their definition on. Where XLA's rules differ
-(conditional branches, which values interfere at the step an output is written), the figure
-differs: benchmarks/RESULTS.md has it against XLA's total on 91 programs.
+The estimate is the sum of the allocations. ``low_bytes`` counts outputs only from their
+definition on. benchmarks/RESULTS.md has the figures against XLA's total.
 """
 
 from __future__ import annotations
@@ -40,10 +40,8 @@ import re
 from dataclasses import dataclass
 
 from ..hlo.model import Computation, Instruction, Module, Shape
+from .memassign import assign, pack, thread_local_bytes
 
-_SHARE = {"bitcast", "get-tuple-element", "tuple", "while", "optimization-barrier",
-          "add-dependency"}
-_THROUGH = ("get-tuple-element", "bitcast")  # operands that pass on another's value
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
 _TIMED = ("temp", "output")  # kinds whose bytes count only while live
 _ELEMENTWISE = frozenset(  # HLO opcode names
@@ -52,6 +50,8 @@ _ELEMENTWISE = frozenset(  # HLO opcode names
     "multiply negate not or popcnt power real reduce-precision remainder round-nearest-afz "
     "round-nearest-even rsqrt select shift-left shift-right-arithmetic shift-right-logical "
     "sign sine sqrt subtract tan tanh xor".split())
+_ALIGN_GPU, _ALIGN_CPU = 256, 64  # XLA's heap offsets are multiples of these
+_NONE: frozenset[int] = frozenset()
 _ALIAS = re.compile(r"\{([0-9, ]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([0-9, ]*)\}")
 
 
@@ -67,7 +67,11 @@ class SimBuffer:
     shape_obj: Shape
     start: int
     end: int
-    host: int | None = None  # a temporary placed in this output buffer's allocation
+    host: int | None = None  # the allocation (memassign) it was placed in, if not its own
+    post: int = 0  # its instruction's place in XLA's post order (ties of the assignment order)
+    # stretches inside [start, end] where none of its values is live: a loop's state between
+    # the body's last read of it and the body's new value for it
+    gaps: list[tuple[int, int]] | None = None
 
     @property
     def shape(self) -> str:
@@ -100,27 +104,67 @@ class _Sim:
         self.pos = 0
         self.sequence: list[tuple[str, str]] = []  # (computation, instruction) per position
         # (result buffer, [(operand number, operand buffer)] it may take, the fusion or None)
-        self.reuse: list[tuple[int, list[tuple[int, int]], Instruction | None]] = []
+        # (result, [(operand number, operand buffer)] it may take, the fusion or None, the
+        # fusion's output element or None)
+        self.reuse: list[tuple[int, list[tuple[int, int]], Instruction | None, int | None]] = []
         # buffers carried by a while or written by a conditional's branches: XLA colocates
         # them, and a later result never takes one over
         self.loop_state: set[int] = set()
         self.gpu = _is_gpu(module)
+        # an array result -> the buffers of its array operands (XLA tries their allocations
+        # first); a copy -> what it copies (a copy never shares with its operand)
+        self.operands: dict[int, list[int]] = {}
+        self.copies: dict[int, set[int]] = {}
+        # a tuple's leaves -> its table of pointers, live until its last reader (a loop's
+        # state keeps the table of the tuple that entered it)
+        self.tables: dict[int, tuple[list[int], int]] = {}  # id(leaves) -> (leaves, table)
+        # (result, operand buffer) pairs where the operand is read as another's tuple
+        # element: XLA's heap never shares those (its buffer assignment may)
+        self.via_element: set[tuple[int, int]] = set()
+        self.post: dict[str, int] = {}  # instruction -> XLA's post-order position
+        self.numbered: set[str] = set()
 
     def new(self, ins: Instruction, comp: str, shape: Shape, kind: str = "temp") -> int:
         b = SimBuffer(len(self.buffers), ins.name, comp, shape.byte_size, kind, shape,
-                      self.pos, self.pos)
+                      self.pos, self.pos, None, self.post.get(ins.name, 0))
         self.buffers.append(b)
         return b.id
 
     def fresh(self, ins: Instruction, comp: str, kind: str = "temp") -> list[int]:
+        t = None
         if ins.shape.is_tuple:
-            self.new(ins, comp, Shape("table", "u8", (8 * len(ins.shape.tuple_shapes),)), kind)
-        return [self.new(ins, comp, leaf, kind) for leaf in ins.shape.leaves()]
+            t = self.new(ins, comp, Shape("table", "u8", (8 * len(ins.shape.tuple_shapes),)),
+                         kind)
+        out = [self.new(ins, comp, leaf, kind) for leaf in ins.shape.leaves()]
+        if t is not None:
+            self.tables.setdefault(id(out), (out, t))
+        return out
+
+    def table(self, leaves: list[int] | None) -> int | None:
+        """The table of pointers of the tuple whose leaves are this very list, if any."""
+        hit = self.tables.get(id(leaves))
+        return hit[1] if hit is not None and hit[0] is leaves else None
 
     def use(self, leaves: list[int]) -> None:
         for b in leaves:
             if self.buffers[b].end < self.pos:
                 self.buffers[b].end = self.pos
+
+    def state_gaps(self, state: list[int], root: list[int], body_start: int,
+                   before: int) -> None:
+        """A loop's state element is one buffer but several values (XLA: the body's parameter,
+        the body's result): between the body's last read of the old value and the definition
+        of the new one, nothing of it is live, and XLA places other values there."""
+        if len(root) != len(state) or len(set(state)) != len(state):
+            return
+        for b, r in zip(state, root):
+            if r < before or r == b:
+                continue
+            buf = self.buffers[b]
+            last = buf.end if buf.end >= body_start else body_start - 1
+            lo, hi = last + 1, self.buffers[r].start - 1
+            if lo <= hi:
+                buf.gaps = (buf.gaps or []) + [(lo, hi)]
 
     def zero(self, leaves: list[int], before: int) -> None:
         """Buffers placed into another's memory (a body's or branch's results)."""
@@ -130,11 +174,31 @@ class _Sim:
 
     def run(self, comp: Computation, params: list[list[int]] | None) -> list[int]:
         env: dict[str, list[int]] = {}
+        if comp.name not in self.numbered:
+            self.numbered.add(comp.name)
+            for ins in _post_order(comp):
+                self.post.setdefault(ins.name, len(self.post))
         for ins in comp.instructions:
+            before = len(self.buffers)
             leaves = self.step(ins, comp, env, params)
+            for o in ins.operands:  # operands that are another's tuple element
+                if comp[o].opcode == "get-tuple-element":
+                    self.via_element.update((b, c) for b in leaves if b >= before
+                                            for c in env.get(o, ()))
+            if not ins.shape.is_tuple and len(leaves) == 1 and leaves[0] >= before:
+                opb = [env[o][0] for o in ins.operands
+                       if len(env.get(o, ())) == 1 and not comp[o].shape.is_tuple]
+                self.operands[leaves[0]] = opb
+                if ins.opcode == "copy":
+                    self.copies[leaves[0]] = set(opb)
             env[ins.name] = leaves
             self.sequence.append((comp.name, ins.name))
-            self.use([b for op in ins.operands for b in env.get(op, ())])
+            if ins.opcode != "get-tuple-element":  # takes an element; reads no buffer
+                self.use([b for op in ins.operands for b in env.get(op, ())])
+            for op in ins.operands:
+                t = self.table(env.get(op))
+                if t is not None:
+                    self.use([t])
             self.use(leaves)
             self.pos += 1
         return env.get(comp.root, [])
@@ -156,17 +220,24 @@ class _Sim:
         if op in ("bitcast", "optimization-barrier", "add-dependency") and ops:
             return ops[0]
         if op == "tuple":
-            self.new(ins, cname, Shape("table", "u8", (8 * len(ops),)))
-            return [b for o in ops for b in o]
+            t = self.new(ins, cname, Shape("table", "u8", (8 * len(ops),)))
+            out = [b for o in ops for b in o]
+            self.tables.setdefault(id(out), (out, t))
+            return out
         if op == "while" and ops:
             state = ops[0]
             self.loop_state.update(state)
             before = len(self.buffers)
             for role in ("condition", "body"):
                 for c in ins.called.get(role, ()):
+                    body_start = self.pos
                     root = self.run(self.m.computation(c), [state])
                     if role == "body":
+                        self.state_gaps(state, root, body_start, before)
                         self.zero(root, before)
+                        t = self.table(root)
+                        if t is not None and t >= before:
+                            self.buffers[t].size = 0
             self.use(state)
             return state
         if op == "conditional":
@@ -175,7 +246,6 @@ class _Sim:
             roots = [self.run(self.m.computation(c), [ops[k + 1]] if k + 1 < len(ops) else [])
                      for k, c in enumerate(branches)]
             out = self.fresh(ins, cname)
-            self.loop_state.update(out)
             # a branch's result is written into the conditional's buffer: that buffer is in
             # use from the first branch result on (XLA's flattened live range), once
             for r in roots:
@@ -184,11 +254,25 @@ class _Sim:
                         ob = self.buffers[out[k]]
                         ob.start = min(ob.start, self.buffers[b].start)
                 self.zero(r, before)
+                t = self.table(r)  # the branch's table is the conditional's
+                if t is not None and t >= before:
+                    self.buffers[t].size = 0
+            # an element a branch passes through from its operand is that operand's buffer
+            # (XLA's alias analysis makes them one)
+            for r in roots:
+                for k, b in enumerate(r):
+                    if b < before and k < len(out) and out[k] >= before:
+                        self.buffers[out[k]].size = 0
+                        out[k] = b
+            self.loop_state.update(out)
             return out
         if op == "call" and ins.calls:
             return self.run(self.m.computation(ins.calls[0]), ops)
         if op in _IN_PLACE and ops:
             return ops[0]
+        if op == "async-start" and ins.calls and ins.shape.is_tuple \
+                and len(ins.shape.tuple_shapes) >= 2:
+            return self.async_start(ins, cname, ops)
         if op.endswith("-done") and ops:
             src = comp[ins.operands[0]].shape
             if src.is_tuple and len(src.tuple_shapes) >= 2:
@@ -199,21 +283,27 @@ class _Sim:
             out = self.fusion(ins, cname, ops)
             if ins.fusion_kind == "kLoop" and len(out) == 1 and not ins.shape.is_tuple \
                     and ins.calls:
-                # XLA shares only a value the operand itself defines: one reached through a
-                # get-tuple-element or bitcast is defined elsewhere and is not shared
                 self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o
-                                            if comp[ins.operands[k]].opcode not in _THROUGH],
-                                   ins))
+                                            if _shareable_operand(comp, ins.operands[k])],
+                                   ins, None))
+            elif ins.fusion_kind in ("kLoop", "kInput") and ins.shape.is_tuple and ins.calls:
+                cands = [(k, o[0]) for k, o in enumerate(ops)
+                         if len(o) == 1 and _shareable_operand(comp, ins.operands[k])]
+                for e, es in enumerate(ins.shape.tuple_shapes):
+                    first = _subtree(ins.shape, (e,))[0]
+                    if not es.is_tuple and first < len(out):
+                        self.reuse.append((out[first], cands, ins, e))
             return out
         if op == "sort":  # sorts in place: each result may take its operand's dying buffer
             out = self.fresh(ins, cname)
             for k, o in enumerate(ops):
                 if k < len(out) and len(o) == 1:
-                    self.reuse.append((out[k], [(k, o[0])], None))
+                    self.reuse.append((out[k], [(k, o[0])], None, None))
             return out
         if op in _ELEMENTWISE and not ins.shape.is_tuple:
             out = self.fresh(ins, cname)
-            self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o], None))
+            self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o], None,
+                               None))
             return out
         if op == "custom-call" and "output_to_operand_aliasing" in ins.attrs:
             out = self.fresh(ins, cname)
@@ -227,6 +317,29 @@ class _Sim:
                         out[first] = ops[int(pi)][pf]
             return out
         return self.fresh(ins, cname)
+
+    def async_start(self, ins: Instruction, cname: str, ops: list[list[int]]) -> list[int]:
+        """``((operands), result, context)``: the operands are the operands' own buffers; the
+        result is what the wrapped computation (run here, in place of the start) defines,
+        e.g. an in-place update of an operand; the context is new memory."""
+        shape = ins.shape
+        self.new(ins, cname, Shape("table", "u8", (8 * len(shape.tuple_shapes),)))
+        flat = [b for o in ops for b in o]
+        first = shape.tuple_shapes[0]
+        if _leaf_count(first) == len(flat):
+            if first.is_tuple:
+                self.new(ins, cname, Shape("table", "u8", (8 * len(first.tuple_shapes),)))
+            out = list(flat)
+        else:
+            out = [self.new(ins, cname, leaf) for leaf in first.leaves()]
+        root = self.run(self.m.computation(ins.calls[0]), ops)
+        if _leaf_count(shape.tuple_shapes[1]) == len(root):
+            out += root
+        else:
+            out += [self.new(ins, cname, leaf) for leaf in shape.tuple_shapes[1].leaves()]
+        for rest in shape.tuple_shapes[2:]:
+            out += [self.new(ins, cname, leaf) for leaf in rest.leaves()]
+        return out
 
     def fusion(self, ins: Instruction, cname: str, ops: list[list[int]]) -> list[int]:
         """A fusion writes in place where its root (or a root tuple element) updates a parameter."""
@@ -248,6 +361,39 @@ class _Sim:
                         self.buffers[out[first]].size = 0
                         out[first] = ops[p.parameter_number][0]
         return out
+
+
+def _post_order(comp: Computation) -> list[Instruction]:
+    """XLA's post order of a computation: from each instruction nobody uses (in text order),
+    operands first, depth first."""
+    used = {o for i in comp.instructions for o in i.operands}
+    seen: set[str] = set()
+    out: list[Instruction] = []
+    for top in comp.instructions:
+        if top.name in used or top.name in seen:
+            continue
+        stack = [(top, 0)]
+        seen.add(top.name)
+        while stack:
+            ins, k = stack.pop()
+            if k < len(ins.operands):
+                stack.append((ins, k + 1))
+                o = ins.operands[k]
+                if o not in seen:
+                    seen.add(o)
+                    stack.append((comp[o], 0))
+            else:
+                out.append(ins)
+    return out
+
+
+def _shareable_operand(comp: Computation, name: str) -> bool:
+    """Not a value reached through a bitcast (XLA's buffer assignments never show one
+    shared)."""
+    ins = comp[name]
+    while ins.opcode == "get-tuple-element" and ins.operands:
+        ins = comp[ins.operands[0]]
+    return ins.opcode != "bitcast"
 
 
 def _elementwise_params(fc: Computation, shape: Shape, gpu: bool) -> set[int]:
@@ -275,6 +421,61 @@ def _elementwise_params(fc: Computation, shape: Shape, gpu: bool) -> set[int]:
             and p.shape.element_type == shape.element_type and ok.get(p.name, False)}
 
 
+def _element_params(fc: Computation, element: int, gpu: bool) -> set[int]:
+    """Parameters of a multi-output fusion that its output ``element`` may overwrite: the
+    parameter reaches that element through elementwise ops (at the same shape on CPU, as
+    many elements on GPU, bitcasts too) and nothing reads the parameter itself otherwise
+    (what reads it does so at the index the element is written). On CPU, every use of
+    the parameter must lead there elementwise."""
+    root = fc.root_instruction
+    if root.opcode != "tuple" or element >= len(root.operands):
+        return set()
+    target = fc[root.operands[element]]
+    shape = target.shape
+    n = _elements(shape)
+    users: dict[str, list[Instruction]] = {}
+    for i in fc.instructions:
+        for o in i.operands:
+            users.setdefault(o, []).append(i)
+
+    def step_ok(u: Instruction) -> bool:
+        if gpu:
+            return (u.opcode == "bitcast" or u.opcode in _ELEMENTWISE) \
+                and _elements(u.shape) == n
+        return u.opcode in _ELEMENTWISE and u.shape.dims == shape.dims
+
+    reach: dict[str, bool] = {}  # a path to the element through allowed ops
+    every: dict[str, bool] = {}  # every path leads there (CPU)
+    for i in reversed(fc.instructions):
+        us = users.get(i.name, [])
+        at = i.name == target.name
+        reach[i.name] = at or any(step_ok(u) and reach.get(u.name, False) for u in us)
+        every[i.name] = at or (bool(us) and all(
+            (u is root) or (step_ok(u) and every.get(u.name, False)) for u in us))
+    out = set()
+    for p in fc.parameters:
+        if p.shape.is_tuple or p.shape.element_type != shape.element_type \
+                or _elements(p.shape) != n:
+            continue
+        if gpu and reach.get(p.name) and all(
+                u.opcode in _ELEMENTWISE and _elements(u.shape) == n
+                for u in _readers(p, users)):
+            out.add(p.parameter_number)
+        elif not gpu and p.shape.dims == shape.dims and every.get(p.name) \
+                and reach.get(p.name):
+            out.add(p.parameter_number)
+    return out
+
+
+def _readers(p: Instruction, users: dict[str, list[Instruction]]) -> list[Instruction]:
+    """What reads a fused parameter's memory: its users, looking through bitcasts."""
+    out, work = [], [p]
+    while work:
+        for u in users.get(work.pop().name, []):
+            (work if u.opcode == "bitcast" else out).append(u)
+    return out
+
+
 def _is_gpu(module: Module) -> bool:
     """Whether XLA's GPU backend compiled the module: its instructions carry GPU backend
     configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton."""
@@ -293,97 +494,69 @@ def _elements(s: Shape) -> int:
     return n
 
 
-def _share_dying_operands(sim: _Sim, kind: str, taken: set[int],
-                          busy: dict[int, list[tuple[int, int]]] | None = None) -> None:
-    """An elementwise result (or loop fusion) of ``kind`` may be written into an operand's
-    buffer that dies at it, as XLA's buffer assignment does; the two then count once.
-    A temporary placed in an output's allocation stays there; a result taking it over joins
-    that allocation when nothing else lives there meanwhile (``busy``: its occupied ranges)."""
-    eligible: dict[str, set[int]] = {}  # fused computation -> parameters read elementwise
-    for out, cands, fusion in sim.reuse:
+def _eligible(sim: _Sim, fusion: Instruction, k: int, element: int | None,
+              cache: dict[tuple[str, int | None], set[int]]) -> bool:
+    """Whether the fusion may write its result (or its output ``element``) over its
+    operand ``k``."""
+    key = (fusion.calls[0], element)
+    if key not in cache:
+        fc = sim.m.computation(key[0])
+        cache[key] = _elementwise_params(fc, fusion.shape, sim.gpu) if element is None \
+            else _element_params(fc, element, sim.gpu)
+    return k in cache[key]
+
+
+def _can_share(sim: _Sim):
+    """XLA's CanShareOperandBufferWithUser, as far as the text tells: the user reads the
+    operand elementwise (an elementwise op; a loop fusion whose parameter reaches the root
+    only through elementwise ops; a multi-output fusion's element) or sorts it in place, at
+    the same size."""
+    cands: dict[int, list[tuple[int, int, Instruction | None, int | None]]] = {}
+    for out, cs, fusion, element in sim.reuse:
+        cands[out] = [(k, c, fusion, element) for k, c in cs]
+    cache: dict[tuple[str, int | None], set[int]] = {}
+
+    def can_share(user, operand) -> bool:
+        if user.shape_obj.byte_size != operand.shape_obj.byte_size:
+            return False
+        for k, c, fusion, element in cands.get(user.id, ()):
+            if c == operand.id and (fusion is None
+                                    or _eligible(sim, fusion, k, element, cache)):
+                return True
+        return False
+
+    return can_share
+
+
+def _share_dying_operands(sim: _Sim, heap: list[SimBuffer],
+                          can_share) -> list[tuple[int, int]]:
+    """In the heap, a result (an elementwise op, a loop fusion reading the operand
+    elementwise, a sort) takes over an operand's buffer that dies where it is defined, as
+    XLA's heap simulator shares them; the two then count once. Not a buffer that holds
+    several values (a loop's state, a conditional's result), nor one read as another's
+    tuple element: XLA's buffer assignment lets an output's allocation take those over, but
+    its heap never shares them (no case in any dump we have)."""
+    in_heap = {b.id for b in heap}
+    taken: set[int] = set()
+    root: dict[int, int] = {}  # a result that took over an operand -> the group's buffer
+    merges: list[tuple[int, int]] = []
+    for out, cands, _fusion, _element in sim.reuse:
         ob = sim.buffers[out]
-        if ob.kind != kind or not ob.size or ob.host is not None:
+        if out not in in_heap or not ob.size:
             continue
-        for k, c in cands:
-            cb = sim.buffers[c]
-            if c in taken or c == out or c in sim.loop_state or cb.kind != "temp" \
-                    or cb.size != ob.size or cb.end != ob.start:
+        for _k, c in cands:
+            g = sim.buffers[root.get(c, c)]  # the operand's group (a chain of such results)
+            if c in taken or c == out or c not in in_heap or g.end != ob.start \
+                    or c in sim.loop_state or (out, c) in sim.via_element \
+                    or g.size != ob.size or not can_share(ob, sim.buffers[c]):
                 continue
-            if fusion is not None:  # looked at only for a candidate that fits
-                name = fusion.calls[0]
-                if name not in eligible:
-                    eligible[name] = _elementwise_params(sim.m.computation(name), fusion.shape,
-                                                         sim.gpu)
-                if k not in eligible[name]:
-                    continue
-            if cb.host is not None:  # the operand lives in an output's allocation
-                if busy is None or ob.kind != "temp" or not all(
-                        ob.end < s or ob.start >= e for s, e in busy[cb.host]):
-                    continue
-                busy[cb.host].append((ob.start, ob.end))
-                ob.host = cb.host
-                taken.add(c)
-                break
             taken.add(c)
-            if ob.kind == "output":  # the temporary lives in the output's allocation
-                cb.size = 0
-            else:
-                cb.end = max(cb.end, ob.end)
-                ob.size = 0
+            g.end = max(g.end, ob.end)
+            root[out] = g.id
+            merges.append((g.id, out))
+            ob.size = 0
             break
-
-
-def _place_in_outputs(buffers: list[SimBuffer]) -> dict[int, list[tuple[int, int]]]:
-    """XLA's buffer assignment, before packing temporaries into one heap, tries each value
-    (largest first) in the allocations it already has: a temporary that fits in an output's
-    allocation and is dead whenever that allocation's values are live goes there and costs
-    nothing more. Modelled with the output buffers as allocations, first fit."""
-    outs = [b for b in buffers if b.kind == "output" and b.size]
-    busy = {o.id: [(o.start, o.end)] for o in outs}
-    temps = sorted((b for b in buffers if b.kind == "temp" and b.size),
-                   key=lambda b: (-b.size, b.id))
-    if len(outs) * len(temps) > 4_000_000:  # stay linear-ish: only the largest outputs host
-        outs = sorted(outs, key=lambda o: (-o.size, o.id))[:max(1, 4_000_000 // len(temps))]
-    for t in temps:
-        for o in outs:
-            if o.size >= t.size and all(t.end < s or t.start > e for s, e in busy[o.id]):
-                busy[o.id].append((t.start, t.end))
-                t.host = o.id
-                break
-    return busy
-
-
-_PACK_LIMIT = 3000  # temporaries; more are summed (packing is quadratic)
-
-
-def _pack(buffers: list[SimBuffer]) -> int | None:
-    """The size of one heap holding the temporaries: XLA's global decreasing-size best-fit
-    heap, simplified. XLA packs twice, in two orders (largest first; longest-lived first),
-    and keeps the smaller heap; so does this. None when there are too many to pack quickly."""
-    temps = [b for b in buffers if b.kind == "temp" and b.size and b.host is None]
-    if len(temps) > _PACK_LIMIT:
-        return None
-    spatial = sorted(temps, key=lambda b: (-b.size, -(b.end - b.start), b.id))
-    temporal = sorted(temps, key=lambda b: (-(b.end - b.start), -b.size, b.id))
-    return min(_best_fit(spatial), _best_fit(temporal))
-
-
-def _best_fit(temps: list[SimBuffer]) -> int:
-    """Place each temporary, in the given order, at the best-fitting free offset among those
-    live at the same time; the heap's size."""
-    placed: list[tuple[int, int, int, int]] = []  # (start, end, offset, size)
-    top = 0
-    for b in temps:
-        used = sorted((o, o + z) for s, e, o, z in placed if not (e < b.start or s > b.end))
-        best, best_gap, cur = None, None, 0
-        for lo, hi in used:
-            if lo - cur >= b.size and (best_gap is None or lo - cur < best_gap):
-                best, best_gap = cur, lo - cur
-            cur = max(cur, hi)
-        off = best if best is not None else cur
-        placed.append((b.start, b.end, off, b.size))
-        top = max(top, off + b.size)
-    return top
+    return merges
 
 
 @dataclass(slots=True)
@@ -427,14 +600,15 @@ def simulate(module: Module) -> Simulation:
             for buf in sim.buffers:
                 if buf.instruction == ins.name and buf.shape_obj.text == "table":
                     buf.kind, buf.end = "output", end
-    # XLA's order: outputs take their dying operands; the largest temporaries then go into
-    # output allocations they do not overlap; the rest form the heap, where a result takes
-    # over a dying operand's buffer
-    taken: set[int] = set()
-    _share_dying_operands(sim, "output", taken)
-    busy = _place_in_outputs(sim.buffers)
-    _share_dying_operands(sim, "temp", taken, busy)
-    fixed = sum(b.size for b in sim.buffers if b.kind != "temp")
+    # XLA's order: outputs and temporaries, largest first, into their operands' allocations
+    # or earlier outputs' ones; the rest of the temporaries form the heap, where a result
+    # takes over a dying operand's buffer
+    can_share = _can_share(sim)
+    heap = assign(sim.buffers, sim.operands, can_share,
+                  lambda b: sim.copies.get(b.id, _NONE))
+    merges = _share_dying_operands(sim, heap, can_share)
+    fixed = sum(b.size for b in sim.buffers if b.kind != "temp" and b.host is None) \
+        + thread_local_bytes(module)
     timeline = _curve(sim.buffers, end, ("temp",), fixed)
     # a lower figure: outputs live only from their definition on (XLA may place earlier
     # temporaries in an output's allocation before the output is written)
@@ -442,7 +616,9 @@ def simulate(module: Module) -> Simulation:
                      sum(b.size for b in sim.buffers if b.kind not in _TIMED)), default=fixed)
     peak_t = max(range(len(timeline)), key=timeline.__getitem__) if timeline else 0
     peak = timeline[peak_t] if timeline else fixed
-    heap = _pack(sim.buffers)
+    # XLA's heap never reuses a tuple table's space (seen in every dump): pinned
+    pinned = {b.id for b in heap if b.shape_obj.text == "table"}
+    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _ALIGN_CPU, pinned)
     if heap is not None:  # packing leaves gaps: the heap is at least the live peak
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,

@@ -72,14 +72,43 @@ def memory(path, module_name, fmt, output, top, estimate, no_cache):
         raise InputError(f"{module_path}: not an optimized module (no is_scheduled=true, no "
                          "XLA memory files beside it); pass the *after_optimizations.txt dump")
     rep = memory_report(module, files)
+    regions = _remat_regions(path, module_name, module, rep)  # per jax.checkpoint region
     if fmt == "json":
-        text = json.dumps(rep.to_json(top=max(top, 1)), indent=1) + "\n"
+        doc = rep.to_json(top=max(top, 1))
+        doc["remat_regions"] = regions
+        text = json.dumps(doc, indent=1) + "\n"
     elif fmt == "html":
         from ..report.memory import render_memory_html
 
         text = render_memory_html(rep, top=max(top, 1))
+        if regions:
+            from ..report.remat import remat_html
+            text = text.replace("</body>", remat_html(regions) + "</body>", 1)
     else:
         from ..report.memory import render_memory_text
 
         text = render_memory_text(rep, top=max(top, 1))
+        if regions:
+            from ..report.remat import remat_text
+            text = text.rstrip("\n") + "\n" + remat_text(regions)
     _write(output, text, inputs, plain=fmt == "text")
+
+
+def _remat_regions(path: str, module_name: str | None, module, rep) -> dict | None:
+    """The unoptimized module dumped beside the optimized one (a dump directory, or the
+    ``<module>.before_optimizations.txt`` sibling of a file): its jax.checkpoint regions."""
+    from ..diff.remat import regions_for_memory
+    from ..dumps.directory import find_dumps
+
+    if not os.path.isdir(path):
+        from pathlib import Path
+        parts = Path(module.path or path).name.split(".")
+        sib = Path(module.path or path).with_name(".".join(parts[:2]) + ".before_optimizations.txt")
+        if len(parts) < 3 or "after_optimizations" not in Path(path).name or not sib.is_file():
+            return None
+        return regions_for_memory(str(sib), module, rep)
+    pair = next((p for p in find_dumps(path) if p.after and str(p.after) == module.path
+                 and p.before), None)
+    if pair is None:
+        return None
+    return regions_for_memory(str(pair.before), module, rep)

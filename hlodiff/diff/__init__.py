@@ -85,6 +85,7 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     ka, ba = analyses.kernels(av)
     adds = analyses.added(m)
     lays = analyses.layouts(m)
+    n_twins = 0
     if mode == "regression":
         fl, reg = regression.compare(m)
         # regression mode: what the optimizer added is in the only-after kernels; a layout
@@ -97,6 +98,8 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
         counts["only_after"] = sum(1 for c in reg["changes"] if c["status"] == "only_after")
     else:
         fl = fates_mod.FateBuilder(m).all()
+        from .remat import correct_fates  # remat helper: CSE'd jax.checkpoint twins
+        n_twins = correct_fates(before, after, fl)
         fus = analyses.fusions(m, fl)
         reg = None
         counts = {k: 0 for k in FATES}
@@ -117,6 +120,8 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     t3 = time.perf_counter()
     from .memory import add_memory
     add_memory(res, before, after, mode)
+    from .remat import add_remat  # per jax.checkpoint region: still recomputes? the peak
+    add_remat(res, before, after, mode, n_twins)
     res.timings = {"views": t1 - t0, "match": t2 - t1, "analyses": t3 - t2,
                    "memory": time.perf_counter() - t3}
     return res

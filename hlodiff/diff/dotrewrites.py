@@ -89,6 +89,8 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
             dots_by_dims.setdefault(x.mdims, []).append(x)
     if not dots_by_dims:
         return {}, {}
+    from .partition import holds_shape, num_partitions
+    nparts = num_partitions(B.module, A.module)  # shard helper: matching ignores dims then
     scored: list[tuple[float, int, int, int]] = []
     dup: dict[int, set[int]] | None = None
     for t in B.nodes:
@@ -109,6 +111,8 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
                 continue
             if x.name == d.name:
                 continue  # the dot kept its name: it was kept, not rebuilt
+            if nparts > 1 and not holds_shape(t.inst.shape, x.inst.shape, nparts):
+                continue  # (per-device) the dot's own shape, not the transposed one
             shared = len(want & _after_inputs(A, x))
             if shared == 0 and owner < 0:
                 continue

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from . import duplicates, gemm_fates, gpu_cse, lookalikes, partition  # partition: SPMD shard relation
+from . import (duplicates, folding, forwarding, gemm_fates, gpu_cse, lookalikes,  # noqa: F401
+               partition)  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
+from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, NOT_NEW_VALUE, PLUMBING,
@@ -37,9 +39,13 @@ class FateBuilder:
         self.borrowed = self._borrowed()
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
+        self.cse_first = cse_before_simplification(self.A.module)
+        self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
+        self.views = forwarding.alias_views(self.A)
+        self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
         self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
 
     def _upcast(self) -> bytearray:
@@ -368,6 +374,12 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        if b.alias >= 0 and b.idx in self.early_cse:  # shard helper (shardmatch.early_cse)
+            sb = B.nodes[self.early_cse[b.idx]]
+            f.fate, f.into = "merged", sb.name
+            f.reason = (f"identical to {sb.name}: merged by CSE, which the partitioner's "
+                        "cleanup runs before algebraic simplification")
+            return f
         t = self.chain_twin.get(b.idx)
         if t is not None and self.live[b.idx]:
             tb = B.nodes[t]
@@ -418,12 +430,21 @@ class FateBuilder:
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
+        if self.fed_fold[b.idx] and m.b2a[b.idx] < 0 or self.fed_fold[b.idx] and \
+                A.nodes[m.b2a[b.idx]].fusion >= 0:
+            f.fate = "folded"
+            f.after = self._new_constant(b)
+            f.reason = ("read only by values constant folding evaluated at compile time"
+                        + (f" (into {f.after})" if f.after else "") + "; it went with them")
+            return f
         s = self.survivor.get(b.idx)
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
-            if sf.fate in ("rewritten", "folded") and not (
+            if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
                     self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)):
+                # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
+                # algsimp; shard helper)
                 # algsimp and constant folding run before CSE: each identical copy is
                 # rewritten (folded) on its own, and CSE only meets the results
                 f.fate = sf.fate
@@ -444,6 +465,9 @@ class FateBuilder:
             if ys >= 0:
                 self._set_after(f, A.nodes[ys])
             f.reason = f"identical to {sb.name} (CSE)"
+            if self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
+                f.reason = (f"identical to {sb.name}: merged by the Shardy round trip "
+                            f"(it keeps one of identical {b.opcode}s)")
             return f
         y = m.b2a[b.idx]
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
@@ -477,12 +501,14 @@ class FateBuilder:
                 return f
             same_dims = a.dims == b.dims or upcast_only(b.dims, a.dims)
             part = None if same_dims else partition.note(b.inst, a.inst, self.nparts)  # gpu
-            same_dims = same_dims or part is not None or self._sharded_tuple(b, a)
+            # shard: a per-device shape of the same rank; a squeezed/reshaped shard is the
+            # partitioned op rebuilt on reshaped operands (shard helper, partition.py)
+            same_dims = same_dims or partition.plain(part) or self._sharded_tuple(b, a)
             changed_attrs = a.opcode == b.opcode and b.sig is not None and a.sig is not None \
                 and b.sig[6] != a.sig[6] and b.opcode in ("dot", "convolution", "reduce")
             moved = a.opcode == b.opcode and not same_dims and b.opcode in ELEMENTWISE \
                 and not b.inst.shape.is_tuple and not a.inst.shape.is_tuple \
-                and b.inst.shape.num_elements != a.inst.shape.num_elements
+                and b.inst.shape.num_elements != a.inst.shape.num_elements and part is None
             if moved:
                 # not the same values on a reshaped operand: algsimp moved the operation
                 # across a reduce or broadcast (reduce(neg(x)) -> neg(reduce(x))) with a new
@@ -494,6 +520,8 @@ class FateBuilder:
                 # same operation on a reshaped value: reshape-mover/algsimp rebuilt it
                 f.fate = "rewritten"
                 f.reason = f"{b.opcode} rebuilt on reshaped operands ({b.dims} -> {a.dims})"
+                if part:
+                    f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
             elif a.opcode != b.opcode or changed_attrs:
@@ -538,6 +566,24 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
+        src = forwarding.view_source(B, b)
+        bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
+        if bc is not None:
+            f.fate = "rewritten"
+            self._set_after(f, bc)
+            f.reason = f"{b.opcode} became {bc.opcode} {bc.name} (a view of the same data)"
+            if f.fusion:
+                f.reason += f" inside {f.fusion_kind} fusion"
+            return f
+        if src is not None:
+            sf = self._survivor_fate(src)
+            if sf.after and sf.fate in ("kept", "fused", "rewritten", "merged", "folded"):
+                # an identity view removed by algsimp: its value is its operand's
+                f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \
+                    sf.fusion_kind
+                f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
+                            f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
+                return f
         r = self._replacement(b)
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users
@@ -589,6 +635,8 @@ class FateBuilder:
         get-tuple-element of a tuple producer that became another opcode (topk -> TopK
         custom-call) is a projection of the new instruction: re-created with it."""
         if b.site is not None or a.fusion >= 0 or a.name == b.name:
+            return False
+        if self.nparts > 1:  # shard helper: the Shardy round trip renames everything
             return False
         if b.opcode == "get-tuple-element":
             if not b.raw_operands:

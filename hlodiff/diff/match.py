@@ -21,10 +21,16 @@ import re
 
 from collections import defaultdict
 
+from .anchors import best_by_anchors
+from .canonical import pair_wrapped
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
 _SCAN_CAP = 48
+_COLLECTIVES = {"all-gather", "all-reduce", "reduce-scatter", "all-to-all",
+                "collective-permute", "all-gather-start", "all-gather-done",
+                "all-reduce-start", "all-reduce-done", "collective-permute-start",
+                "collective-permute-done", "collective-broadcast", "ragged-all-to-all"}
 _SHAPE_OPS = {"reshape", "broadcast", "transpose", "convert", "bitcast", "copy", "slice",
               "concatenate", "pad", "reverse", "bitcast-convert", "iota", "constant"}
 
@@ -285,7 +291,7 @@ def _similarity(m: Matching) -> int:
         cands = bucket.get((b.opcode, b.mdims, b.op_name))
         if not cands:
             continue
-        best, best_s, seen = -1, 0, 0
+        best, best_s, seen, ties = -1, 0, 0, []
         for y in cands:
             if m.a2b[y] >= 0:
                 continue
@@ -294,19 +300,32 @@ def _similarity(m: Matching) -> int:
                 break
             s = _score(m, b, An[y])
             if s > best_s:
-                best, best_s = y, s
+                best, best_s, ties = y, s, [y]
+            elif s == best_s and s > 0:
+                ties.append(y)
+        if best >= 0 and best_s >= 2 and len(ties) > 1:
+            best = best_by_anchors(m, b.idx, ties)[0]
         if best >= 0 and best_s >= 2:
             c += m.pair(b.idx, best, "similarity")
     return c
 
 
-def _rewrites(m: Matching, skip: set[int]) -> int:
+# what the SPMD partitioner builds around an instruction to reshard its operands or result
+# (slices, pads, concatenates, get-tuple-elements of all-to-alls ...), with its op_name
+_RESHARDING = {"slice", "dynamic-slice", "dynamic-update-slice", "pad", "concatenate",
+               "get-tuple-element", "broadcast", "select", "partition-id"}
+
+
+def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
     """Open before nodes whose (op_name, source) names open after nodes of another opcode."""
     Bn, An = m.before.nodes, m.after.nodes
     bucket: dict = defaultdict(list)
     for n in _live(An):
         if m.a2b[n.idx] < 0 and n.op_name and n.opcode not in ("parameter", "constant"):
             bucket[(n.op_name, n.src)].append(n.idx)
+    # the SPMD partitioner's collectives carry the op_name of the instruction they feed
+    # (shard helper): never a rewrite of a non-collective before instruction
+    coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
@@ -315,16 +334,24 @@ def _rewrites(m: Matching, skip: set[int]) -> int:
         if not lst:
             continue
         cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
+        if coll and b.opcode not in _COLLECTIVES:
+            cands = [y for y in cands if y not in coll]
+        if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
+            cands = [y for y in cands if An[y].opcode not in _RESHARDING]
         if b.opcode in _SHAPE_OPS:
             # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
             cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
         if not cands:
             continue
-        best, best_s = cands[0], -1
+        best, best_s, ties = cands[0], -1, []
         for y in cands[:_SCAN_CAP]:
             s = _score(m, b, An[y]) + (1 if An[y].mdims == b.mdims else 0)
             if s > best_s:
-                best, best_s = y, s
+                best, best_s, ties = y, s, [y]
+            elif s == best_s:
+                ties.append(y)
+        if len(ties) > 1:  # twins (repeated layers): their neighbourhoods decide
+            best = best_by_anchors(m, b.idx, ties)[0]
         if m.pair(b.idx, best, "rewrite"):
             c += 1
             lst.remove(best)
@@ -400,17 +427,22 @@ def _rank_only(dims: str) -> str:
     return _DIMS_RE.sub(lambda x: f"[r{x.group(1).count(',') + 1 if x.group(1) else 0}]", dims)
 
 
-def _partitioned(m: Matching) -> None:
+def _partitioned(m: Matching) -> bool:
     """An SPMD-partitioned after module (``num_partitions`` > 1) computes per-device shards:
     its shapes are not the before module's. Matching then compares element type and rank
     only (metadata, operands and structure still decide)."""
     mods = [v.module for v in (m.before, m.after)]
     if not any(str(x.attributes.get("num_partitions", "1")).isdigit() and
                int(str(x.attributes.get("num_partitions", "1"))) > 1 for x in mods):
-        return
+        return False
     for view in (m.before, m.after):
         for n in view.nodes:
             n.mdims = _rank_only(n.mdims)
+            if n.src is not None and len(n.src) > 1:
+                # the Shardy round trip (HLO -> MLIR -> HLO) rebuilds the stack-frame
+                # table and keeps only an instruction's innermost frame
+                n.src = n.src[:1]
+    return True
 
 
 def match(before: View, after: View, cse_skip=None) -> Matching:
@@ -419,9 +451,12 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     m = Matching(before, after)
     if _identical(m):
         return m
-    _partitioned(m)
+    sharded = _partitioned(m)
     _seed(m)
     _names(m)
+    if sharded:  # shard helper: names the Shardy round trip records as op_name
+        from .shardmatch import recorded_names
+        recorded_names(m, _score)
     _unique_buckets(m, _meta_key, "metadata")
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
@@ -438,7 +473,15 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
             break
     if _duplicates(m):
         _propagate(m)
+    if pair_wrapped(m):  # canonicalized dots/convolutions under their wrapper views
+        _propagate(m)
+    if sharded:  # shard helper: dots algsimp rebuilt on squeezed per-device shapes
+        from .shardmatch import rebuilt_dots
+        rebuilt_dots(m)
     skip = cse_skip(m) if cse_skip else set()
-    _rewrites(m, skip)
+    _rewrites(m, skip, sharded)
+    if sharded:  # shard helper: constants the fusion copied but kept at top level
+        from .shardmatch import top_level_constants
+        top_level_constants(m)
     m._queue.clear()
     return m

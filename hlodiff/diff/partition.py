@@ -110,6 +110,9 @@ def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
         return None
     ways = shard_ways(b.shape, a.shape, nparts,
                       None if b.shape.is_tuple else b.attrs.get("sharding"))
+    if ways and not b.shape.is_tuple and b.shape.rank != a.shape.rank:
+        return (f"partitioned {ways} ways, size-1 dims squeezed ({b.shape.dims_text} global -> "
+                f"{a.shape.dims_text} per device)")
     if not ways:
         ways = _reshaped_ways(b.shape, a.shape, nparts)
         if not ways:
@@ -118,6 +121,20 @@ def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
                 f"{a.shape.dims_text} per device)")
     return (f"partitioned {ways} ways ({b.shape.dims_text} global -> "
             f"{a.shape.dims_text} per device)")
+
+
+def holds_shape(glob: Shape, local: Shape, nparts: int) -> bool:
+    """Whether an after array of shape ``local`` can hold a before value of shape ``glob``:
+    the same dims, or a per-device shard of them."""
+    return glob.dims_text == local.dims_text or shard_ways(glob, local, nparts) > 0
+
+
+def plain(part: str | None) -> bool:
+    """Whether a :func:`note` says the after instruction is the same operation on a shard
+    (same rank): a squeezed or reshaped shard is not. Passes after the partitioner
+    (algsimp, reshape-mover) drop the size-1 dims of per-device shapes by rebuilding the
+    operation on reshaped operands: XLA's pass dumps show a new instruction there."""
+    return part is not None and "reshaped" not in part and "squeezed" not in part
 
 
 def _reshaped_ways(g: Shape, loc: Shape, nparts: int) -> int:

@@ -69,6 +69,35 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         "new_at_peak": [{"instruction", "bytes", "shape", "source", "kind", ...}],
         "peak_moved": bool|null}
       # summary also holds "peak_bytes" (after), "peak_bytes_before", "peak_bytes_after"
+      "remat": null | {        # diff/remat.py; optimization mode, jax.checkpoint regions
+        "count", "still_recompute", "no_longer_recompute", "barriers_left",
+        "fates_corrected": int,   # forward twins moved to the kernel CSE kept for both
+        "instructions": {"merged", "forward", "backward", "removed", "uncertain": int},
+        "summary": str,
+        "regions": [{"barrier", "computation", "label": str, "function", "lines",
+                     "call_site", "scope", "parent": str|null, "index", "count",
+                     "depth": int, "in_loop": bool,
+                     "residuals": [str], "saved_bytes", "saved_parameters",
+                     "recomputed_ops", "recomputed_bytes": int,
+                     "outcome": {"merged", "forward", "backward", "removed", "uncertain": int},
+                     "heavy": {...same keys: dots and convolutions only},
+                     "status": "recomputes"|"partly"|"merged"|"forward"|"removed"|"uncertain",
+                     "recomputes": bool|null,   # most of its live work in the backward pass
+                     "kernels": {"merged", "forward", "backward": [str]},
+                     "examples": {outcome: [str]},
+                     "at_peak": null | {"recomputed_bytes", "kept_from_forward_bytes",
+                                        "saved_bytes": int},   # live at XLA's peak
+                     "verdict": str}]}
+        # outcome per recomputed op: merged = CSE computes it once with its forward twin;
+        # forward = its kernel runs ahead of the region's backward pass (before the
+        # cotangent flowing in exists); backward = recomputed in the backward pass
+        # "barriers_removed_after_scheduling": bool (GPU-style: the optimized module still
+        # holds a barrier's tuple); then nothing is merged or scheduled ahead
+      # regression mode (two optimized modules; regions from the unoptimized modules XLA
+      # dumped beside them): {"before": REMAT|null, "after": REMAT|null, "kernels_before",
+      #   "kernels_after", "peak_before", "peak_after", "summary": str (why the kernels and
+      #   the peak changed), "regions", "count", "instructions" (of the side with regions)}
+      # hlodiff memory DIR --format json: the same object as "remat_regions"
     }
 
     Kernel kinds, collectives and partitioning (hlodiff/diff/devices.py) add these keys::
@@ -203,6 +232,7 @@ class DiffResult:
     by_source: list[dict] = field(default_factory=list)
     regression: dict | None = None
     memory: dict | None = None  # see diff/memory.py
+    remat: dict | None = None  # see diff/remat.py
     timings: dict = field(default_factory=dict)
     devices: dict = field(default_factory=dict)  # "kernels", "collectives", "partitioned" (devices.py)
     _index: dict | None = None
@@ -283,5 +313,6 @@ class DiffResult:
             "by_source": list(self.by_source),
             "regression": self.regression,
             "memory": self.memory,
+            "remat": self.remat,
             **self.devices,
         }

@@ -118,11 +118,25 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
     (node -> its rank); constants it combines in instruction-list order, where the inlined
     copies come last."""
     B = m.before
+    # a partitioned program went through the Shardy round trip (HLO -> MLIR -> HLO), whose
+    # import deduplicates identical constants keeping the first in text order and renames
+    # everything in text order: XLA's CSE later keeps that one too. It runs before any
+    # simplification, so no constant is spared by what algsimp does later.
+    v = str(m.after.module.attributes.get("num_partitions", "1"))
+    sharded = v.isdigit() and int(v) > 1
+    first = False
+    if sharded:
+        from .shardmatch import cse_before_simplification
+        first = cse_before_simplification(m.after.module)
     groups: dict[tuple, list[int]] = {}
     for n in B.nodes:
-        if n.alias < 0 and n.opcode not in NO_CSE and n.idx not in exclude:
+        if n.alias < 0 and n.opcode not in NO_CSE and (
+                n.idx not in exclude or (first and n.opcode == "constant")):
             groups.setdefault((n.fp, n.ctx), []).append(n.idx)
     out = {}
+    if sharded:
+        from .shardmatch import inlined_text_order
+        order = inlined_text_order(B.module)
     for g in groups.values():
         if len(g) < 2:
             continue
@@ -135,7 +149,14 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
             continue
         # CSE walks the computation in instruction order and keeps the first of each
         # identical set (whichever copy the matcher happened to pair)
-        if post_order is not None and nodes[g[0]].opcode != "constant":
+        if sharded:  # shard helper: the Shardy round trip merges first, in text order
+            # (after inlining); the constant it keeps is one without metadata (the
+            # inliner gives an inlined constant its call's op_name)
+            keep = min(g, key=lambda i: (nodes[i].opcode == "constant" and
+                                         nodes[i].op_name is not None,
+                                         order.get((nodes[i].site, nodes[i].comp,
+                                                    nodes[i].name), len(order)), i))
+        elif post_order is not None and nodes[g[0]].opcode != "constant":
             keep = min(g, key=lambda i: (post_order.get(i, len(nodes) + i), i))
         else:
             keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))

@@ -92,6 +92,7 @@ class View:
         self._loc_cache: dict[int, str | None] = {}
         self._key_fid: dict[tuple, int] = {}  # a source key -> a frame id that made it
         self._dims_cache: dict[str, str] = {}
+        self._shift: int | None = None  # StackTables.parent_shift, computed on first use
         self.entry_params: dict[int, int] = {}
         self.entry_root: int = -1
         self.top_names: dict[tuple[str, str], int] = {}  # (comp, name) -> node, top-level
@@ -123,6 +124,8 @@ class View:
 
     def _frame_key(self, fid: int):
         t = self.module.tables
+        if self._shift is None:
+            self._shift = t.parent_shift() if t.stack_frames else 0
         out, seen = [], set()
         while fid and fid not in seen and fid in t.stack_frames:
             seen.add(fid)
@@ -130,7 +133,7 @@ class View:
             loc = t.file_locations.get(fr.get("file_location_id", -1), {})
             out.append((t.file_names.get(loc.get("file_name_id", -1)), loc.get("line"),
                         loc.get("column")))
-            fid = fr.get("parent_frame_id", 0)
+            fid = fr.get("parent_frame_id", 0) - self._shift  # (jaxlib 0.10 prints it +1)
             if len(out) >= 3:
                 break
         return tuple(out) or None
@@ -241,6 +244,10 @@ def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str
             op_name = _prefix(prefix, op_name) if op_name else prefix
             if src is None:
                 src = site_src
+            elif site_src is not None and inst.metadata.stack_frame_id and len(src) < 3:
+                # newer call inliners give the copy a frame whose callers continue into
+                # the call site's stack: the callee's frames, then the call's
+                src = (src + site_src)[:3]
         n = Node(len(nodes), inst, comp.name, op_name, src,
                  home if home >= 0 else len(nodes), fusion, site, view.dims_of(inst))
         if ctx is not None:

@@ -39,13 +39,71 @@ def constant_like(snap, name: str) -> bool:
     return not i.operands and i.opcode != "parameter"
 
 
+def shard_of(glob, local) -> bool:
+    """Whether ``local`` can be the per-device shape of ``glob``: the same element type and
+    rank (the SPMD partitioner keeps both; the Shardy round trip changes no shape), no
+    dimension larger. Tuples element by element."""
+    if glob.is_tuple or local.is_tuple:
+        return (glob.is_tuple and local.is_tuple
+                and len(glob.tuple_shapes) == len(local.tuple_shapes)
+                and all(shard_of(g, x) for g, x in zip(glob.tuple_shapes, local.tuple_shapes)))
+    return (glob.element_type == local.element_type and glob.rank == local.rank
+            and all(x <= g for g, x in zip(glob.dims, local.dims)))
+
+
+def unsharded_key(key: tuple) -> tuple:
+    """An instruction key (passes._key) without its ``sharding`` attribute: the round trip
+    annotates the instructions it keeps, so a merged twin is found by content alone."""
+    return key[:3] + (tuple(kv for kv in key[3] if kv[0] != "sharding"),) + key[4:]
+
+
+def clone_renames(prev, cur, removed: list[str], added: list[str],
+                  c2p: dict[str, str], renamed: dict[str, str]) -> None:
+    """The partitioner copies the constants it keeps with HloInstruction::Clone, which
+    names the copy ``<name>.clone`` (``constant.1`` -> ``constant.1.clone``), while its own
+    new constants (padding values, offsets) of the same value get fresh names that may come
+    first in the text. Map the clones before matching by content."""
+    gone = set(removed)
+    for n in added:
+        if not n.endswith(".clone") or n in c2p:
+            continue
+        stem = n[:-len(".clone")]
+        r, a = prev.top.get(stem), cur.top[n]
+        if stem in gone and stem not in renamed and r is not None and r.opcode == a.opcode \
+                and shard_of(r.shape, a.shape) and \
+                (r.literal is None or r.shape != a.shape or r.literal == a.literal):
+            c2p[n] = stem
+            renamed[stem] = n
+
+
+def _forwarded(top: dict, name: str) -> str | None:
+    """The tuple element a get-tuple-element of a tuple reads (MLIR has no tuples inside a
+    function: the round trip forwards ``get-tuple-element(tuple(a, b)), index=1`` to b,
+    also through the tuple a call returned once the call inliner inlined it)."""
+    i = top.get(name)
+    for _ in range(8):
+        if i is None or i.opcode != "get-tuple-element" or not i.operands:
+            return None
+        t = top.get(i.operands[0])
+        k = i.index
+        if t is None or t.opcode != "tuple" or k is None or k >= len(t.operands):
+            return None
+        name = t.operands[k]
+        i = top.get(name)
+        if i is None or i.opcode != "get-tuple-element":
+            return name
+    return None
+
+
 def loose_renames(prev, cur, removed: list[str], added: list[str],
                    c2p: dict[str, str], renamed: dict[str, str]) -> None:
     """Renames across a sharding pass: the same opcode and op_name, reading the same values
     where its operands can be followed (per-device shapes and new operands, such as the
     partitioner's slices and collectives, allowed). Text order is post order, so operands
     come first; among look-alikes (repeated code) the one sharing most operands, then the
-    first in order. The Shardy round trip records the old name of an instruction that had
+    first in order; never one whose shape the added one cannot be a shard of (the
+    partitioner's index arithmetic carries the op_name of the instruction it serves). The
+    Shardy round trip records the old name of an instruction that had
     no op_name as its op_name: that decides."""
     ptop, ctop = prev.top, cur.top
     left: dict[tuple, list[Instruction]] = {}
@@ -73,7 +131,7 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
         md = a.metadata
         op = md.op_name if md else None
         r = byname.get(op) if op else None
-        if r is not None and r.opcode == a.opcode:
+        if r is not None and r.opcode == a.opcode and shard_of(r.shape, a.shape):
             take(n, r)
             continue
         lst = left.get((a.opcode, op))
@@ -86,11 +144,15 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
                 continue
             if r.opcode == "parameter" and r.parameter_number != a.parameter_number:
                 continue
+            if not shard_of(r.shape, a.shape):
+                continue  # (the partitioner's own index arithmetic shares op_names)
+            if r.literal is not None and r.shape == a.shape and r.literal != a.literal:
+                continue  # another constant (only a sliced constant changes its literal)
             sc, bad = 0, False
             for po, m in zip(r.operands, mapped):
                 if m is None:
                     continue
-                if m == po:
+                if m == po or _forwarded(ptop, po) == m:
                     sc += 1
                 elif not (constant_like(prev, po) and constant_like(prev, m)):
                     bad = True  # (the round trip also merges identical constants)

@@ -25,6 +25,7 @@ from typing import Iterable
 
 from ..errors import InputError
 from ..hlo.model import Instruction, Module
+from .partitioning import clone_renames as _clone_renames, unsharded_key as _unsharded
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .partitioning import partitioning as _partitioning
 from .passfiles import (PassSnapshot, find_before_file, find_pass_dumps,  # noqa: F401
@@ -559,12 +560,18 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
 
     # Renames: an added instruction identical (opcode, shape, attributes, operands after
     # renaming) to a removed one. Text order is post order, so operands come first.
+    if partitioning and added and removed:
+        _clone_renames(prev, cur, removed, added, c2p, step.renamed)
     if added and removed:
         cand: dict[tuple, list[Instruction]] = {}
         for n in removed:
+            if n in step.renamed:
+                continue
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
         for n in added:
+            if n in c2p:
+                continue
             a = ctop[n]
             ops = tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o) for o in a.operands)
             lst = cand.get(_key(a) + (ops,))
@@ -605,9 +612,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             if twins is None:
                 twins = {}
                 for c in ctop.values():
-                    twins.setdefault(_key(c) + (tuple(cur_leaf(o) for o in c.operands),),
-                                     c.name)
-            t = twins.get(_key(i) + (tuple(prev.canon(o) for o in i.operands),))
+                    twins.setdefault(_unsharded(_key(c)) +
+                                     (tuple(cur_leaf(o) for o in c.operands),), c.name)
+            t = twins.get(_unsharded(_key(i)) + (tuple(prev.canon(o) for o in i.operands),))
             if t is not None:
                 rem.fate, rem.into = "merged", t
                 step.removed.append(rem)
@@ -626,6 +633,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 # tuple-simplifier / barrier expansion forwarded the value it carried:
                 # its users now read rem.into; it is not dead code
                 rem.fate = "rewritten"
+        if rem.into is not None and rem.into in added_set:
+            rem.into = _canonical_rewrite(cur, added_set, i.opcode, rem.into)
         step.removed.append(rem)
     # Merged into a bigger instruction and read back as a slice of it (dot-merger: two dots
     # with a common operand become one dot and two slices), or rebuilt as a new instruction
@@ -651,6 +660,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
+    _forward_views(prev, step.removed, by_name, p2c)
     survivors: dict[tuple, str] | None = None
     for rem in reversed(step.removed):  # post order reversed: users first
         if rem.into is not None or rem.fate not in ("rewritten", "merged"):
@@ -672,6 +682,60 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if users and all(u in by_name for u, _ in users) and len(outs) == 1:
             rem.into = outs.pop()
     return step
+
+
+_VIEW_OPS = ("reshape", "bitcast", "transpose", "copy")
+
+
+def _same_values(i: Instruction, o: Instruction) -> bool:
+    """``i`` holds exactly the elements of its operand ``o`` in the same order: a reshape,
+    bitcast or copy, or a broadcast/transpose that adds nothing and moves nothing."""
+    if i.shape.is_tuple or o.shape.is_tuple or i.shape.num_elements != o.shape.num_elements:
+        return False
+    if i.opcode in ("reshape", "bitcast", "copy"):
+        return True
+    if i.opcode in ("broadcast", "transpose"):
+        return i.dimensions == tuple(range(len(i.shape.dims)))
+    return False
+
+
+def _forward_views(prev: _Snap, removed: list[Removal], by_name: dict[str, Removal],
+                   p2c: dict[str, str]) -> None:
+    """An identity view (a reshape, a broadcast that adds nothing...) that a pass removed
+    while no user of it survived holds its operand's value: algsimp folded it away and the
+    value lives on where the operand's does (in the operand itself when that survived),
+    not in the consumer that replaced its users. Post order: operands first."""
+    for rem in removed:
+        if rem.into is not None or rem.fate != "rewritten":
+            continue
+        i = prev.top.get(rem.name)
+        if i is None or len(i.operands) != 1:
+            continue
+        o = prev.top.get(i.operands[0])
+        if o is None or not _same_values(i, o):
+            continue
+        ro = by_name.get(o.name)
+        if ro is None:
+            rem.into = p2c.get(o.name)
+        elif ro.fate in ("rewritten", "merged", "folded") and ro.into is not None:
+            rem.into = ro.into
+
+
+def _canonical_rewrite(cur: _Snap, added: set[str], opcode: str, into: str) -> str:
+    """Canonicalizing passes (dot_decomposer, convolution-canonicalization, gemv and
+    reduce rewriters) rebuild an instruction as a new one of the same opcode on reshaped
+    or transposed operands, and wrap it in a new reshape/transpose giving the old shape:
+    dot(a, b) -> reshape(dot(reshape(a), reshape(b))). The users read the wrapper, but the
+    work (the dot) is the new instruction under it: that is where the value is computed."""
+    x = cur.top.get(into)
+    hops = 0
+    while x is not None and x.opcode in _VIEW_OPS and x.name in added and \
+            len(x.operands) == 1 and hops < 4:
+        x = cur.top.get(x.operands[0])
+        hops += 1
+    if hops and x is not None and x.name in added and x.opcode == opcode:
+        return x.name
+    return into
 
 
 def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | None] | None:

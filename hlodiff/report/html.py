@@ -357,6 +357,9 @@ def render_html(result: DiffResult, pictures: dict[str, str] | None = None,
     if result.memory:  # report/memory.py
         from .memory import memory_diff_html
         out.append(memory_diff_html(result.memory))
+    if result.remat:  # report/remat.py
+        from .remat import remat_html
+        out.append(remat_html(result.remat))
     if result.fusions:
         out += _fusions(result, pictures)
     if result.regression:  # regression mode: a changelog (report/changelog.py)

@@ -138,6 +138,9 @@ def render(result: DiffResult, console: Console, limit: int = 40) -> None:
     if result.memory:  # report/memory.py
         from .memory import memory_diff_text
         console.print(_e(memory_diff_text(result.memory).rstrip("\n")), overflow="fold")
+    if result.remat:  # report/remat.py: per jax.checkpoint region
+        from .remat import remat_text
+        console.print(_e(remat_text(result.remat).rstrip("\n")), overflow="fold")
     console.print()
     # ---- fusions (optimization mode: what each kernel holds; regression mode lists the
     # fusions that split, joined or changed below instead) -----------------------------

@@ -1,0 +1,275 @@
+"""XLA's buffer assignment, replayed over the buffers of the heap simulation (memsim.py).
+
+XLA (``BufferAssigner``) gives every buffer of the module an allocation, in this order:
+
+1. buffers are sorted by size (largest first), then live-out ones first, then by their
+   instruction's place in the computation's post order (operands before users, depth
+   first from the root: not the schedule);
+2. an entry parameter or a constant gets its own allocation; so does every value of a
+   computation that runs inside one kernel (a reduction's or sort's comparator: *thread-local*);
+3. any other buffer first tries the allocations of its defining instruction's operands, then
+   the allocations made so far for outputs (smallest first). It fits there when it is no
+   larger (an output: exactly as large), and no value already there is live at the same
+   time. Touching at one step is allowed only where the instruction may write its result
+   over the operand that dies there (XLA's CanShareOperandBufferWithUser); a copy never
+   shares with what it copies;
+4. an output that found no place gets a new allocation; a temporary is left for the heap,
+   which packs all of them into one allocation (``_pack``): offsets aligned (256 bytes on
+   GPU, 64 on CPU), best fit, in two orders, the smaller kept.
+
+XLA's total is the sum of all allocations. This module only decides placements; which
+buffers exist, their sizes and live ranges, and who may overwrite whom, come from memsim.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from ..hlo.model import Module
+
+# computations run inside one kernel: their values get thread-local allocations
+_THREAD_LOCAL_CALLERS = frozenset(
+    "custom-call all-reduce reduce-scatter all-reduce-start map reduce reduce-window scatter "
+    "select-and-scatter sort fusion".split())
+_PACK_LIMIT = 3000  # temporaries; more are summed (packing is quadratic)
+_TRY_BUDGET = 2_000_000  # allocation checks; beyond, temporaries go to the heap directly
+
+
+class Buf(Protocol):
+    id: int
+    size: int
+    kind: str
+    start: int
+    end: int
+    host: int | None
+
+
+@dataclass(slots=True)
+class _Alloc:
+    size: int
+    starts: list[int] = field(default_factory=list)  # members' live pieces, sorted by start
+    pieces: list[tuple[int, Buf]] = field(default_factory=list)  # (end, member), same order
+
+    def add(self, b: Buf) -> None:
+        for s, e in _pieces(b):
+            k = bisect.bisect_left(self.starts, s)
+            self.starts.insert(k, s)
+            self.pieces.insert(k, (e, b))
+
+
+def _pieces(b: Buf) -> list[tuple[int, int]]:
+    """The stretches of [start, end] where the buffer holds a live value."""
+    gaps = getattr(b, "gaps", None)
+    if not gaps:
+        return [(b.start, b.end)]
+    out, cur = [], b.start
+    for lo, hi in sorted(gaps):
+        if lo > cur:
+            out.append((cur, lo - 1))
+        cur = max(cur, hi + 1)
+    if cur <= b.end:
+        out.append((cur, b.end))
+    return out
+
+
+def _fits(a: _Alloc, b: Buf, can_share: Callable[[Buf, Buf], bool],
+          copies_of: Callable[[Buf], set[int]]) -> bool:
+    """Whether ``b`` may join allocation ``a``: no member live at the same time, except one
+    that dies exactly where the other is defined by an instruction that may overwrite it."""
+    if b.size > a.size or (b.kind == "output" and b.size != a.size):
+        return False
+    copied = None
+    for bs, be in _pieces(b):
+        # pieces do not overlap one another (they may touch): those overlapping b's are
+        # together, just before the first piece starting after b's ends
+        k = bisect.bisect_right(a.starts, be)
+        for i in range(k - 1, -1, -1):
+            me, m = a.pieces[i]
+            ms = a.starts[i]
+            if me < bs:
+                break
+            if me == bs and can_share(b, m):
+                pass
+            elif be == ms and can_share(m, b):
+                pass
+            else:
+                return False
+            if copied is None:
+                copied = copies_of(b)
+            if m.id in copied:
+                return False
+    return True
+
+
+def assign(buffers: list[Buf], operands: dict[int, list[int]],
+           can_share: Callable[[Buf, Buf], bool],
+           copies_of: Callable[[Buf], set[int]]) -> list[Buf]:
+    """Place outputs and temporaries into allocations, XLA's way; returns the temporaries left
+    for the heap. Outputs that found no place keep ``host is None`` (their own allocation);
+    a buffer placed into another's allocation gets ``host`` = that allocation's number and
+    costs nothing more."""
+    order = sorted((b for b in buffers if b.size and b.kind in ("output", "temp")),
+                   key=lambda b: (-b.size, b.kind != "output", getattr(b, "post", 0), b.id))
+    allocs: list[_Alloc] = []
+    where: dict[int, int] = {}  # buffer id -> allocation
+    reusable: list[int] = []  # allocations made for outputs, in creation order
+    heap: list[Buf] = []
+    budget = _TRY_BUDGET
+    for b in order:
+        if _is_table(b):  # a tuple's table of pointers: never shares an allocation
+            if b.kind == "temp":
+                heap.append(b)
+            continue
+        placed = None
+        tried: set[int] = set()
+        for o in operands.get(b.id, ()):
+            ai = where.get(o)
+            if ai is None or ai in tried:
+                continue
+            tried.add(ai)
+            budget -= 1
+            if _fits(allocs[ai], b, can_share, copies_of):
+                placed = ai
+                break
+        if placed is None and budget > 0:
+            for ai in reversed(reusable):  # smallest first
+                a = allocs[ai]
+                # its output (the member that starts last) lives to the end: b must end by
+                # the time it starts
+                if a.size < b.size or a.starts[-1] < b.end or ai in tried:
+                    continue
+                budget -= 1
+                if _fits(a, b, can_share, copies_of):
+                    placed = ai
+                    break
+        if placed is not None:
+            allocs[placed].add(b)
+            where[b.id] = placed
+            b.host = placed
+            continue
+        if b.kind == "output":
+            allocs.append(_Alloc(b.size))
+            allocs[-1].add(b)
+            where[b.id] = len(allocs) - 1
+            reusable.append(len(allocs) - 1)
+        else:
+            heap.append(b)
+    return heap
+
+
+def _is_table(b: Buf) -> bool:
+    """A tuple's table of pointers (memsim names its shape ``table``)."""
+    shape = getattr(b, "shape_obj", None)
+    return shape is not None and shape.text == "table"
+
+
+def pack(heap: list[Buf], merges: list[tuple[int, int]], align: int,
+         pinned: set[int] | frozenset[int] = frozenset()) -> int | None:
+    """The size of the heap holding the temporaries: XLA's global decreasing-size best-fit
+    heap. Its clock is the heap simulator's: every allocation and every free is one tick
+    (at each step of the schedule, the step's allocations, then its frees, each in order of
+    live range and id), so a buffer's duration counts the events it spans, which orders
+    equal sizes. ``merges``: (group, member) pairs where a result took over a dying operand's
+    buffer (memsim); a group is placed as one, its own interval orders it. XLA packs in two
+    orders (largest first; longest-lived first) and keeps the smaller heap; so does this.
+    ``pinned`` buffers keep their place for the whole program. None when there are too many
+    to pack quickly."""
+    items = [b for b in heap if b.size]
+    if len(items) > _PACK_LIMIT:
+        return None
+    own_end = {b.id: b.end for b in heap}
+    last: dict[int, int] = {}
+    by = {b.id: b for b in heap}
+    for g, member in merges:  # the group's previous last member dies where member starts
+        own_end[last.get(g, g)] = by[member].start
+        last[g] = member
+    allocs: dict[int, list[Buf]] = {}
+    frees: dict[int, list[Buf]] = {}
+    for b in heap:
+        allocs.setdefault(b.start, []).append(b)
+        frees.setdefault(own_end[b.id], []).append(b)
+    tick: dict[int, list[int]] = {}  # id -> [alloc tick, free tick]
+    clock = 0
+    for step in sorted(set(allocs) | set(frees)):
+        for kind, todo in ((0, allocs.get(step, ())), (1, frees.get(step, ()))):
+            for b in sorted(todo, key=lambda b: (b.start, own_end[b.id], b.id)):
+                tick.setdefault(b.id, [0, 0])[kind] = clock
+                clock += 1
+    group_end = {g: tick[last[g]][1] for g in last}
+    rows = [(b.size, tick[b.id][1] - tick[b.id][0], b.id, tick[b.id][0],
+             group_end.get(b.id, tick[b.id][1])) if b.id not in pinned
+            else (b.size, clock, b.id, 0, clock) for b in items]
+    spatial = sorted(rows, key=lambda r: (-r[0], -r[1], r[2]))
+    temporal = sorted(rows, key=lambda r: (-r[1], -r[0], r[2]))
+    return min(_best_fit(spatial, align), _best_fit(temporal, align))
+
+
+def _best_fit(rows: list[tuple[int, int, int, int, int]], align: int) -> int:
+    """Place each (size, duration, id, start, end), in the given order, at the lowest-waste
+    aligned offset among the ones placed before that are live at the same time; the heap's
+    size."""
+    starts: list[int] = []  # placed, sorted by start
+    placed: list[tuple[int, int, int]] = []  # (end, offset, aligned end), in that order
+    top = 0
+    for size, _dur, _id, bs, be in rows:
+        k = bisect.bisect_right(starts, be)  # only those starting by its end can meet it
+        used = sorted([(o, hi) for e, o, hi in placed[:k] if e >= bs])
+        best, best_gap, cur = None, None, 0
+        for lo, hi in used:
+            gap = lo - cur
+            if gap >= size and (best_gap is None or gap < best_gap):
+                best, best_gap = cur, gap
+            if hi > cur:
+                cur = hi
+        off = best if best is not None else cur
+        j = bisect.bisect_right(starts, bs)
+        starts.insert(j, bs)
+        placed.insert(j, (be, off, off + -(-size // align) * align))
+        if off + size > top:
+            top = off + size
+    return top
+
+
+def thread_local_bytes(module: Module) -> int:
+    """Bytes of XLA's thread-local allocations: every value of a computation called by a
+    reduction, sort, scatter, map or custom call (directly or inside a fusion), one
+    allocation each; fused computations themselves get none."""
+    fused: set[str] = set()
+    local: set[str] = set()
+    work = []
+    for comp in module.computations:
+        for ins in comp.instructions:
+            for c in ins.calls:
+                if ins.opcode == "fusion":
+                    fused.add(c)
+                if ins.opcode in _THREAD_LOCAL_CALLERS:
+                    work.append(c)
+    while work:
+        c = work.pop()
+        if c in local:
+            continue
+        local.add(c)
+        try:
+            comp = module.computation(c)
+        except KeyError:
+            continue
+        for ins in comp.instructions:
+            work.extend(ins.calls)
+    total = 0
+    for c in local - fused:
+        try:
+            comp = module.computation(c)
+        except KeyError:
+            continue
+        for ins in comp.instructions:
+            if ins.opcode in ("get-tuple-element", "bitcast"):
+                continue
+            s = ins.shape
+            if s.is_tuple:
+                total += 8 * len(s.tuple_shapes)
+                if ins.opcode != "parameter":
+                    continue
+            total += sum(leaf.byte_size for leaf in s.leaves())
+    return total

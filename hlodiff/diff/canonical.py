@@ -1,0 +1,65 @@
+"""Instructions rebuilt by canonicalizing passes, found through the view wrapped around them.
+
+The dot decomposer, the gemv rewriter and convolution canonicalization replace an
+instruction by a new one of the same opcode on reshaped or transposed operands, wrapped in
+a reshape/bitcast/transpose that gives the old shape back: ``dot(A, x) ->
+bitcast(dot(A, bitcast(x)))``. The new instruction often carries no metadata at all; the
+wrapper carries the old one's op_name and source and has its shape. So an open before node
+whose (op_name, source, shape) names an open after view, whose operand (through other
+open views) is an open after node of the before node's opcode, was rebuilt as that node.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .anchors import anchor_score
+
+_VIEWS = ("bitcast", "reshape", "transpose", "copy")
+_REBUILT = ("dot", "convolution", "reduce", "fft")
+
+
+def pair_wrapped(m) -> int:
+    """Pair open before nodes with the open instruction under their wrapper view."""
+    Bn, An = m.before.nodes, m.after.nodes
+    wanted: dict[tuple, list[int]] = defaultdict(list)
+    for b in Bn:
+        if b.alias < 0 and m.b2a[b.idx] < 0 and b.opcode in _REBUILT and b.op_name and \
+                not (b.users and all(Bn[u].opcode == "transpose" for u in b.users)):
+            # (transpose(dot(a, b)) is algsimp's dot(b, a): dotrewrites.py's case)
+            wanted[(b.op_name, b.src, b.mdims)].append(b.idx)
+    if not wanted:
+        return 0
+    found: dict[tuple, list[int]] = defaultdict(list)
+    for v in An:
+        if v.opcode not in _VIEWS or m.a2b[v.idx] >= 0 or not v.op_name:
+            continue
+        k = (v.op_name, v.src, v.mdims)
+        if k not in wanted:
+            continue
+        x, hops = v, 0
+        while x.opcode in _VIEWS and len(x.raw_operands) == 1 and hops < 4:
+            # (views are seen through: operands by their raw link, then resolved)
+            x = An[m.after.resolve(x.raw_operands[0])]
+            hops += 1
+            if m.a2b[x.idx] >= 0:
+                break
+        if m.a2b[x.idx] < 0 and x.opcode in _REBUILT and x.mdims != v.mdims and \
+                (x.op_name is None or x.op_name == v.op_name):
+            # (the wrapper gives the old shape back from the new instruction's other one)
+            if x.idx not in found[k]:
+                found[k].append(x.idx)
+    c = 0
+    for k, xs in found.items():
+        bs = [b for b in wanted[k] if m.b2a[b] < 0]
+        scored = sorted(((anchor_score(m, b, x), b, x) for b in bs for x in xs
+                         if An[x].opcode == Bn[b].opcode), reverse=True)
+        for i, (s, b, x) in enumerate(scored):
+            if m.b2a[b] >= 0 or m.a2b[x] >= 0:
+                continue
+            rivals = [t for t in scored[i + 1:] if t[0] == s and m.b2a[t[1]] < 0 and
+                      m.a2b[t[2]] < 0 and (t[1] == b or t[2] == x)]
+            if rivals:
+                continue  # twins nothing tells apart: leave them to later steps
+            c += m.pair(b, x, "canonical")
+    return c

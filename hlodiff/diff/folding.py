@@ -1,0 +1,38 @@
+"""Literals consumed by constant folding.
+
+XLA's constant folder evaluates an instruction whose operands are all compile-time
+constants and replaces it by a new literal; the constants (and broadcasts or reshapes of
+them) it read die in the same pass. Such a leaf is *folded* even though constant folding
+never evaluates a bare constant or broadcast itself: its only job was to feed a value that
+now is a literal. A look-alike literal elsewhere after optimization is not it.
+"""
+
+from __future__ import annotations
+
+from .value_facts import NOT_FOLDED
+from .view import View
+
+# rewritten by expander passes (gather/scatter expanders build loops) before the folder runs
+_EXPANDED = {"gather", "scatter", "sort", "select-and-scatter"}
+
+
+def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
+    """1 for constant-valued leaves (constants, their broadcasts/reshapes: what the folder
+    leaves alone) whose every live user is evaluated by constant folding, directly or
+    through other such leaves."""
+    nodes = v.nodes
+    out = bytearray(len(nodes))
+    folds = bytearray(len(nodes))  # 1: the folder evaluates this node itself
+    for n in nodes:
+        if n.alias < 0 and fold[n.idx] and n.opcode not in NOT_FOLDED and \
+                n.opcode not in _EXPANDED:
+            folds[n.idx] = 1
+    for n in reversed(nodes):  # users before operands
+        i = n.idx
+        if n.alias >= 0 or not fold[i] or not live[i] or n.opcode not in NOT_FOLDED or \
+                n.opcode in ("parameter", "tuple"):
+            continue
+        users = [u for u in n.users if live[u]]
+        if users and all(folds[u] or out[u] for u in users):
+            out[i] = 1
+    return out

@@ -1,0 +1,61 @@
+"""Values forwarded through identity views (issue 9, class 11).
+
+Algebraic simplification deletes views that change nothing about a value: a reshape
+(``f32[1,1,8] -> f32[8]``), a bitcast or copy, a broadcast or transpose that adds and
+moves nothing. Whatever the pass did to the view's users, the view's value is its
+operand's: it lives on where the operand's value does (the operand itself when that
+survived), not in the consumer that replaced its users.
+"""
+
+from __future__ import annotations
+
+from ..hlo.model import Instruction
+from .view import Node, View
+
+_VIEWS = ("reshape", "bitcast", "copy", "broadcast", "transpose")
+
+
+def same_values(i: Instruction, o: Instruction) -> bool:
+    """``i`` holds exactly the elements of its operand ``o``, in the same order."""
+    si, so = i.shape, o.shape
+    if si.is_tuple or so.is_tuple or si.num_elements != so.num_elements:
+        return False
+    if si.element_type != so.element_type:
+        return False
+    if i.opcode in ("reshape", "bitcast", "copy"):
+        return True
+    if i.opcode in ("broadcast", "transpose"):
+        return i.dimensions == tuple(range(len(si.dims)))
+    return False
+
+
+def view_source(v: View, b: Node) -> Node | None:
+    """The operand whose value ``b`` only re-views, or None."""
+    if b.opcode not in _VIEWS or len(b.operands) != 1:
+        return None
+    o = v.nodes[b.operands[0]]
+    return o if same_values(b.inst, o.inst) else None
+
+
+def alias_views(v: View) -> dict[int, list[int]]:
+    """Node -> the bitcasts/reshapes/copies the view sees through to it (its re-views)."""
+    out: dict[int, list[int]] = {}
+    for n in v.nodes:
+        if n.opcode in ("bitcast", "reshape", "copy") and n.alias >= 0:
+            out.setdefault(v.resolve(n.idx), []).append(n.idx)
+    return out
+
+
+def became_view(m, views: dict[int, list[int]], b: Node, src: Node) -> Node | None:
+    """The after view (bitcast, reshape, copy) of ``src``'s partner with ``b``'s shape that
+    no before node claims: the reshape decomposer turned ``b`` into it (a reshape that only
+    reinterprets memory becomes a bitcast, fused into its consumers)."""
+    A = m.after
+    y = m.b2a[src.idx]
+    if y < 0:
+        return None
+    for u in list(A.nodes[y].users) + views.get(y, []):
+        a = A.nodes[u]
+        if a.opcode in ("bitcast", "reshape", "copy") and m.a2b[u] < 0 and a.mdims == b.mdims:
+            return a
+    return None

@@ -1,0 +1,244 @@
+"""Matching evidence that only SPMD-partitioned programs carry.
+
+JAX's sharded programs go through the Shardy round trip (HLO -> MLIR -> HLO) before the SPMD
+partitioner. On the way back the import gives an instruction that had no op_name its old
+name as op_name (``%broadcast.3 = ... broadcast(...)`` comes back as ``%broadcast.1 = ...
+metadata={op_name="broadcast.3"}``), and the partitioner and fusion then copy it with that
+metadata. An after instruction whose op_name is the name of a before instruction without one,
+with the same opcode, is therefore that instruction (or one of its copies). The caller runs
+this only for partitioned modules (``num_partitions`` > 1).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable
+
+
+def recorded_names(m, score: Callable) -> int:
+    """Pair before instructions without an op_name with the after instruction that carries
+    their name as op_name (the best-connected copy when fusion duplicated it). ``m`` is a
+    ``match.Matching``, ``score(m, b, a)`` its connection score (passed in: match.py calls
+    this module)."""
+    Bn, An = m.before.nodes, m.after.nodes
+    want: dict[str, int] = {}
+    for b in Bn:
+        md = b.inst.metadata
+        if b.alias >= 0 or b.opcode == "parameter" or m.b2a[b.idx] >= 0 or \
+                (md is not None and md.op_name):
+            continue
+        want.setdefault(b.name, b.idx)
+    if not want:
+        return 0
+    cands: dict[int, list[int]] = defaultdict(list)
+    for a in An:
+        if a.alias >= 0 or m.a2b[a.idx] >= 0 or not a.op_name:
+            continue
+        x = want.get(a.op_name)
+        if x is not None and Bn[x].opcode == a.opcode:
+            cands[x].append(a.idx)
+    c = 0
+    for x, lst in cands.items():
+        b = Bn[x]
+        # the copy at the global rank is the partitioned instruction itself; copies of
+        # another rank are what later passes (algsimp, reshape-mover) rebuilt from it
+        best = max(lst, key=lambda y: (An[y].mdims == b.mdims, score(m, b, An[y]), -y))
+        c += m.pair(x, best, "recorded name")
+    return c
+
+
+def top_level_constants(m) -> int:
+    """A before constant paired with a copy inside a fusion, while the constant the copy was
+    cloned from is still a top-level instruction (fusion names its copies ``<name>.N``,
+    ``<name>.clone.N``): the value still lives at top level, in that one. Re-pair it there
+    (the copies are listed by ``duplicates``)."""
+    Bn, An = m.before.nodes, m.after.nodes
+    top: dict[str, int] = {}
+    for a in An:
+        if a.opcode == "constant" and a.fusion < 0 and a.alias < 0:
+            top[a.name] = a.idx
+    if not top:
+        return 0
+    c = 0
+    for b in Bn:
+        y = m.b2a[b.idx]
+        if b.opcode != "constant" or y < 0 or An[y].fusion < 0:
+            continue
+        name = An[y].name
+        t = -1
+        while "." in name and t < 0:
+            name = name.rpartition(".")[0]
+            t = top.get(name, -1)
+        if t < 0 or An[t].inst.literal != b.inst.literal or An[t].mdims != b.mdims:
+            continue
+        p = m.a2b[t]
+        if p >= 0:
+            # taken by an identical constant the round trip merged into b (it keeps the
+            # first in text order, a call's inlined body after its caller's own code)
+            q = Bn[p]
+            if q.inst.literal != b.inst.literal or \
+                    ((q.site is not None, q.idx) < (b.site is not None, b.idx)):
+                continue
+            m.b2a[p] = -1
+            m.how.pop(p, None)
+        m.a2b[y] = -1
+        m.b2a[b.idx] = t
+        m.a2b[t] = b.idx
+        m.how[b.idx] = "top-level constant"
+        del top[An[t].name]
+        c += 1
+    return c
+
+
+def inlined_text_order(module) -> dict[tuple, int]:
+    """(call site or None, computation, name) -> position in the entry's text once every
+    call is inlined (the call inliner puts a callee's instructions where the call was).
+    The Shardy round trip runs after inlining and keeps the first of identical constants
+    and broadcasts in this order."""
+    out: dict[tuple, int] = {}
+    by_name = module.by_name
+
+    def walk(comp, site, depth):
+        for i in comp.instructions:
+            if i.opcode == "call" and i.calls and depth < 50:
+                callee = by_name.get(i.calls[0])
+                if callee is not None:
+                    walk(callee, i.name, depth + 1)
+            out.setdefault((site, comp.name, i.name), len(out))
+
+    entry = by_name.get(module.entry)
+    if entry is not None:
+        walk(entry, None, 0)
+    return out
+
+
+def rebuilt_dots(m) -> int:
+    """A before dot left unpaired, and an unpaired after dot without metadata reading the
+    same values (through bitcasts/reshapes): algsimp rebuilt the dot on reshaped operands
+    (per-device shapes often have size-1 dims: dot(a[1,k], b[k,n]) becomes
+    reshape(dot(reshape(a), b))) and gave the new dot no metadata. Pair them when exactly
+    one such after dot reads what the before dot read."""
+    Bn, An = m.before.nodes, m.after.nodes
+    see = ("bitcast", "copy", "transpose", "reshape")
+
+    def top(i: int) -> int:
+        return An[i].fusion if An[i].fusion >= 0 else i
+
+    def strip(i: int) -> int:  # through layout-only ops, to the top-level instruction
+        for _ in range(8):
+            if An[i].opcode not in see or not An[i].operands:
+                break
+            i = An[i].operands[0]
+        return top(i)
+
+    def _after_inputs(_view, a) -> set[int]:
+        return {x for o in a.operands for x in (strip(o), top(o))}
+
+    def _before_inputs(_m, b) -> set[int]:
+        out: set[int] = set()
+        for o in b.operands:
+            x = o
+            for _ in range(8):
+                y = m.b2a[x]
+                if y >= 0:
+                    out.update((strip(y), top(y)))
+                    break
+                if Bn[x].opcode not in see or not Bn[x].operands:
+                    break
+                x = Bn[x].operands[0]
+        return out
+
+    free = [a for a in An if a.opcode == "dot" and m.a2b[a.idx] < 0 and a.alias < 0
+            and not a.op_name]
+    if not free:
+        return 0
+    def through_collectives(xs: set[int]) -> set[int]:
+        # the partitioner gathers a sharded operand before the dot reads it
+        out = set(xs)
+        for x in xs:
+            n = An[x]
+            if n.opcode in ("all-gather", "all-reduce", "all-to-all") and n.operands:
+                out.add(n.operands[0])
+        return out
+
+    ins = {a.idx: through_collectives(_after_inputs(m.after, a)) for a in free}
+    class _One:  # _before_inputs of one operand: a node with just that operand
+        def __init__(self, o):
+            self.operands = [o]
+
+    c = 0
+    for b in Bn:
+        if b.opcode != "dot" or m.b2a[b.idx] >= 0 or b.alias >= 0:
+            continue
+        # every operand whose value is known after must be read by the new dot
+        known = [w for w in (_before_inputs(m, _One(o)) for o in b.operands) if w]
+        if not known:
+            continue
+        hits = [a.idx for a in free if m.a2b[a.idx] < 0
+                and all(w & ins[a.idx] for w in known)]
+        if len(hits) == 1:
+            c += m.pair(b.idx, hits[0], "rebuilt dot")
+    return c
+
+
+_NO_OPS = ("broadcast", "reshape", "transpose", "convert", "copy", "slice", "bitcast")
+
+
+def early_cse(view) -> dict[int, int]:
+    """No-op instructions (a broadcast or reshape that changes nothing, which the view sees
+    through) merged by CSE before algebraic simplification could delete them: the SPMD
+    partitioner's cleanup pipeline (spmd-cleanup: dce, tuple-simplifier, cse) runs CSE on
+    the partitioned module before any algsimp. Node -> the identical one CSE kept (the
+    first in the text once calls are inlined)."""
+    nodes = view.nodes
+    memo: dict[int, object] = {}
+
+    def key(i: int, depth: int = 0):
+        k = memo.get(i)
+        if k is not None:
+            return k
+        n = nodes[i]
+        if n.alias < 0:
+            k = ("n", n.fp)
+        elif n.opcode in _NO_OPS and n.raw_operands and depth < 32:
+            k = ("i", n.opcode, n.dims, n.inst.dimensions, key(n.raw_operands[0], depth + 1))
+        else:
+            k = ("n", nodes[view.resolve(i)].fp)
+        memo[i] = k
+        return k
+
+    order = inlined_text_order(view.module)
+    groups: dict[tuple, list[int]] = {}
+    for n in nodes:
+        if n.alias >= 0 and n.opcode in _NO_OPS and n.raw_operands:
+            groups.setdefault((key(n.idx), n.ctx), []).append(n.idx)
+    out: dict[int, int] = {}
+    for g in groups.values():
+        if len(g) < 2:
+            continue
+        keep = min(g, key=lambda i: (order.get((nodes[i].site, nodes[i].comp, nodes[i].name),
+                                               len(order)), i))
+        for i in g:
+            if i != keep:
+                out[i] = keep
+    return out
+
+
+def cse_before_simplification(after) -> bool:
+    """Whether the partitioned module met CSE (spmd-cleanup) and the Shardy round trip
+    before any algebraic simplification: XLA's CPU pipeline partitions first; the GPU
+    pipeline runs an ``spmd-simplify`` pipeline (algsimp, constant folding, ...) before the
+    partitioner. A GPU compile leaves cuBLAS/cuDNN/Triton calls or GPU backend configs
+    (``operation_queue_id``) in the after module."""
+    v = str(after.attributes.get("num_partitions", "1"))
+    if not (v.isdigit() and int(v) > 1):
+        return False
+    for c in after.computations:
+        for i in c.instructions:
+            t = i.custom_call_target or ""
+            if t.startswith(("__cublas", "__cudnn", "__triton")):
+                return False
+            bc = i.attrs.get("backend_config")
+            if bc and ("operation_queue_id" in str(bc) or "__triton" in str(bc)):
+                return False
+    return True
