@@ -30,15 +30,12 @@ from .partitioning import constant_like as _constant_like, loose_renames as _loo
 from .partitioning import partitioning as _partitioning
 from .passfiles import (PassSnapshot, find_before_file, find_pass_dumps,  # noqa: F401
                         parse_pass_filename)
+from .passgraph import fused_computations as _fused_computations
+from .passgraph import orphans as _orphans, scope_computations as _scope_computations
+from .passgraph import value_views as _value_views
 
 FATES = ("kept", "fused", "folded", "merged", "rewritten", "inlined", "removed")
 
-# Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
-# ops that only re-view their operand's values (the value of a replaced instruction read
-# back through one of them is computed by the operand)
-_VIEWS = {"slice", "reshape", "bitcast", "transpose", "copy", "get-tuple-element"}
-_LAYOUT_ONLY = {"reshape", "bitcast", "copy", "transpose"}
-_CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -69,48 +66,6 @@ def classify_pass(pass_name: str) -> str:
 # ---------------------------------------------------------------------------------------
 # One parsed snapshot, indexed for the walk
 # ---------------------------------------------------------------------------------------
-
-def _fused_computations(module: Module) -> set[str]:
-    """Computations that hold no top-level code: those reachable from a fusion instruction
-    (fused bodies and their callees) and those unreachable from the entry."""
-    out: set[str] = set()
-    todo = [c for i in module.instructions() if i.opcode == "fusion" for c in i.calls]
-    while todo:
-        name = todo.pop()
-        if name in out or name not in module.by_name:
-            continue
-        out.add(name)
-        for i in module.by_name[name].instructions:
-            todo.extend(i.calls)
-    # computations nothing reaches from the entry (GPU priority fusion leaves the bodies
-    # of fusions it merged away until DCE): their instructions are not top-level code
-    reach: set[str] = set()
-    todo = [module.entry]
-    while todo:
-        name = todo.pop()
-        if name in reach or name not in module.by_name:
-            continue
-        reach.add(name)
-        for i in module.by_name[name].instructions:
-            todo.extend(i.calls)
-    out.update(c.name for c in module.computations if c.name not in reach)
-    return out
-
-
-def _scope_computations(module: Module) -> list[str]:
-    """The entry and the computations it reaches through call/while/conditional."""
-    seen: list[str] = []
-    todo = [module.entry]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in module.by_name:
-            continue
-        seen.append(name)
-        for i in module.by_name[name].instructions:
-            if i.opcode in _CONTROL_FLOW:
-                todo.extend(i.calls)
-    return seen
-
 
 def _ignored_attrs() -> set[str]:
     return {"metadata", "calls", "to_apply", "body", "condition", "branch_computations",
@@ -597,11 +552,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     if truly_removed:
         _match_fusions(prev, cur, c2p, removed_set, fused_into, step.copies)
     if kind == "fused":
-        for n, fus in step.copies.items():
-            c = p2c.get(n)
-            if c in ctop and fus and prev.users.get(n) and not cur.users.get(c) and \
-                    cur.roots.get(ctop[c].computation) != c:
-                step.orphaned[n] = fus[0]
+        step.orphaned.update(_orphans(prev, cur, p2c, step.copies))
 
     twins: dict[tuple, str] | None = None
     for n in truly_removed:
@@ -636,27 +587,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if rem.into is not None and rem.into in added_set:
             rem.into = _canonical_rewrite(cur, added_set, i.opcode, rem.into)
         step.removed.append(rem)
-    # Merged into a bigger instruction and read back as a slice of it (dot-merger: two dots
-    # with a common operand become one dot and two slices), or rebuilt as a new instruction
-    # read back through a reshape (dot_decomposer: reshape(dot(reshape(a), b))): the value
-    # is computed in the new instruction as well as held by the slice / reshape.
-    for rem in step.removed:
-        sl = ctop.get(rem.into or "")
-        if sl is not None and sl.opcode in _VIEWS and rem.into in added_set and \
-                sl.operands and sl.operands[0] in added_set:
-            lst = step.copies.setdefault(rem.name, [])
-            if sl.operands[0] not in lst:
-                lst.append(sl.operands[0])
-    # A layout-only op (reshape, bitcast, copy, transpose) holds its operand's values,
-    # re-viewed: once a pass takes it out, the operand (still there) holds them too.
-    for rem in step.removed:
-        i = ptop[rem.name]
-        if rem.fate == "rewritten" and i.opcode in _LAYOUT_ONLY and i.operands:
-            o = p2c.get(i.operands[0])
-            if o is not None and o in ctop:
-                lst = step.copies.setdefault(rem.name, [])
-                if o not in lst:
-                    lst.append(o)
+    _value_views(prev, cur, step.removed, added_set, p2c, step.copies)
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
