@@ -430,8 +430,11 @@ class FateBuilder:
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
-        if self.fed_fold[b.idx] and m.b2a[b.idx] < 0 or self.fed_fold[b.idx] and \
-                A.nodes[m.b2a[b.idx]].fusion >= 0:
+        # GPU: CSE runs inside the first simplification round, beside constant folding,
+        # and meets an identical literal before the folder takes its readers away
+        cse_first = self.gpu_cse and b.idx in self.survivor
+        if not cse_first and self.fed_fold[b.idx] and (
+                m.b2a[b.idx] < 0 or A.nodes[m.b2a[b.idx]].fusion >= 0):
             f.fate = "folded"
             f.after = self._new_constant(b)
             f.reason = ("read only by values constant folding evaluated at compile time"

@@ -5,7 +5,7 @@ renumbers names (a name may come back on another instruction), and the SPMD part
 gives instructions per-device shapes and new operands (slices, collectives). Matching
 instructions by their exact content, as for other passes, loses them; these helpers match
 them by what survives: opcode, op_name (or the old name the import records as op_name)
-and the operands that can be followed. Snapshots are ``passes._Snap`` objects.
+and the operands that can be followed. Snapshots are ``passstep._Snap`` objects.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def shard_of(glob, local) -> bool:
 
 
 def unsharded_key(key: tuple) -> tuple:
-    """An instruction key (passes._key) without its ``sharding`` attribute: the round trip
+    """An instruction key (passstep._key) without its ``sharding`` attribute: the round trip
     annotates the instructions it keeps, so a merged twin is found by content alone."""
     return key[:3] + (tuple(kv for kv in key[3] if kv[0] != "sharding"),) + key[4:]
 

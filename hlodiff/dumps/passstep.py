@@ -1,0 +1,584 @@
+"""One pass of XLA's pass-by-pass dumps: what a snapshot removed, added and renamed
+relative to the snapshot before it, and where each removed instruction went (a fusion, a
+survivor, a replacement). :mod:`hlodiff.dumps.passes` strings these steps into a trace.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..hlo.model import Instruction, Module
+from .partitioning import clone_renames as _clone_renames, unsharded_key as _unsharded
+from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
+from .passfiles import PassSnapshot
+
+# Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
+_CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
+# ops that only re-view their operand's values: a replaced instruction read back through
+# one of them (of a new instruction) has its value computed by that new instruction
+_VIEWS = {"slice", "reshape", "bitcast", "transpose", "copy", "get-tuple-element"}
+# ops that hold exactly their operand's values, re-arranged
+_LAYOUT_ONLY = {"reshape", "bitcast", "copy", "transpose"}
+
+
+# ---------------------------------------------------------------------------------------
+# Classifying passes
+# ---------------------------------------------------------------------------------------
+
+_REMOVING = {"dce", "hlo-dce", "tuple-simplifier", "zero_sized_hlo_elimination",
+             "zero-sized-hlo-elimination", "dead-computation-elimination",
+             "computation-deduplicator", "optimization-barrier-expander"}
+
+
+def classify_pass(pass_name: str) -> str:
+    """The fate an instruction removed by this pass gets, judged from the name alone."""
+    n = pass_name.lower()
+    if "fusion" in n or "fusing" in n or n.endswith("fuser"):
+        return "fused"
+    if n in ("cse", "hlo-cse", "hlo_cse") or re.search(r"(^|[-_])cse$", n):
+        return "merged"
+    if "constant_folding" in n or "constant-folding" in n or n == "hlo-constant-folding":
+        return "folded"
+    if "inlin" in n:  # call-inliner, inliner, ...
+        return "inlined"
+    if n in _REMOVING or n.endswith("-dce") or n.endswith("_dce"):
+        return "removed"
+    return "rewritten"
+
+
+# ---------------------------------------------------------------------------------------
+# One parsed snapshot, indexed for the walk
+# ---------------------------------------------------------------------------------------
+
+
+def _fused_computations(module: Module) -> set[str]:
+    """Computations that hold no top-level code: those reachable from a fusion instruction
+    (fused bodies and their callees) and those unreachable from the entry."""
+    out: set[str] = set()
+    todo = [c for i in module.instructions() if i.opcode == "fusion" for c in i.calls]
+    while todo:
+        name = todo.pop()
+        if name in out or name not in module.by_name:
+            continue
+        out.add(name)
+        for i in module.by_name[name].instructions:
+            todo.extend(i.calls)
+    # computations nothing reaches from the entry (GPU priority fusion leaves the bodies
+    # of fusions it merged away until DCE): their instructions are not top-level code
+    reach: set[str] = set()
+    todo = [module.entry]
+    while todo:
+        name = todo.pop()
+        if name in reach or name not in module.by_name:
+            continue
+        reach.add(name)
+        for i in module.by_name[name].instructions:
+            todo.extend(i.calls)
+    out.update(c.name for c in module.computations if c.name not in reach)
+    return out
+
+
+def _scope_computations(module: Module) -> list[str]:
+    """The entry and the computations it reaches through call/while/conditional."""
+    seen: list[str] = []
+    todo = [module.entry]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in module.by_name:
+            continue
+        seen.append(name)
+        for i in module.by_name[name].instructions:
+            if i.opcode in _CONTROL_FLOW:
+                todo.extend(i.calls)
+    return seen
+
+
+def _ignored_attrs() -> set[str]:
+    return {"metadata", "calls", "to_apply", "body", "condition", "branch_computations",
+            "true_computation", "false_computation", "called_computations",
+            "backend_config", "frontend_attributes", "statistics", "origin"}
+
+
+_IGNORED = _ignored_attrs()
+
+
+def _key(i: Instruction) -> tuple:
+    """What must agree for two instructions to be the same computation on the same inputs."""
+    attrs = tuple(sorted((k, v) for k, v in i.attrs.items() if k not in _IGNORED))
+    return (i.opcode, i.shape.dims_text, i.literal, attrs,
+            i.parameter_number if i.opcode == "parameter" else None)
+
+
+def _loose_key(i: Instruction) -> tuple:
+    md = i.metadata
+    return (i.opcode, i.shape.dims_text, i.literal,
+            md.op_name if md else None, md.stack_frame_id if md else None)
+
+
+class _Snap:
+    """A module reduced to what the walk needs: its top-level instructions and users."""
+
+    __slots__ = ("module", "top", "fused", "users", "roots", "param_arg", "by_key", "by_loose",
+                 "all_names", "call_site")
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.fused = _fused_computations(module)
+        self.top: dict[str, Instruction] = {}
+        self.roots: dict[str, str] = {}  # computation -> root name
+        self.all_names: set[str] = set()
+        for c in module.computations:
+            if c.name in self.fused:
+                self.all_names.update(c.by_name)
+                continue
+            self.roots[c.name] = c.root
+            for i in c.instructions:
+                self.top[i.name] = i
+        self.all_names.update(self.top)
+        self.users: dict[str, list[tuple[str, int]]] = {}
+        # A parameter of a computation called from exactly one call site stands for the
+        # call's operand (what it becomes when call-inliner inlines the call).
+        sites: dict[str, list[Instruction]] = {}
+        for i in self.top.values():
+            for k, o in enumerate(i.operands):
+                self.users.setdefault(o, []).append((i.name, k))
+            if i.opcode == "call":
+                for cname in i.calls:
+                    sites.setdefault(cname, []).append(i)
+        self.param_arg: dict[str, str] = {}
+        # computation -> its only call site (what call-inliner copies it into)
+        self.call_site: dict[str, Instruction] = {
+            c: calls[0] for c, calls in sites.items() if len(calls) == 1}
+        for cname, calls in sites.items():
+            if len(calls) != 1 or cname not in module.by_name:
+                continue
+            call = calls[0]
+            for p in module.by_name[cname].parameters:
+                n = p.parameter_number
+                if n is not None and n < len(call.operands):
+                    self.param_arg[p.name] = call.operands[n]
+        self.by_key: dict[tuple, list[Instruction]] | None = None
+        self.by_loose: dict[tuple, list[Instruction]] | None = None
+
+    def canon(self, name: str):
+        """An operand as matching sees it: operand-less instructions (constants, iotas)
+        by their content, since identical ones are interchangeable; others by name."""
+        i = self.top.get(name)
+        if i is not None and not i.operands and i.opcode != "parameter":
+            return _key(i)
+        return name
+
+    def norm_operands(self, i: Instruction) -> tuple:
+        pa = self.param_arg
+        return tuple(self.canon(pa.get(o, o)) for o in i.operands)
+
+    def index(self) -> None:
+        if self.by_key is not None:
+            return
+        self.by_key, self.by_loose = {}, {}
+        for i in self.top.values():
+            self.by_key.setdefault(_key(i), []).append(i)
+            self.by_loose.setdefault(_loose_key(i), []).append(i)
+
+
+# ---------------------------------------------------------------------------------------
+# The trace
+# ---------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Removal:
+    """What happened to one top-level instruction that a pass removed."""
+
+    name: str  # its name in the snapshot before the pass
+    computation: str
+    opcode: str
+    fate: str
+    fusion: str | None = None  # the fusion instruction it now lives in (fate "fused")
+    into: str | None = None  # what took its place (name after the pass), when known
+
+
+@dataclass(slots=True)
+class PassStep:
+    """One pass: the instructions it removed, added and renamed (snapshot-local names)."""
+
+    index: int  # the dump's sequence number
+    pipeline: str
+    name: str  # the pass (after_pass of the snapshot)
+    path: Path
+    kind: str  # classify_pass(name)
+    removed: list[Removal] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name
+    fates: dict[str, str] = field(default_factory=dict)  # before-instruction -> fate here
+    _by_name: dict[str, Removal] | None = None
+    # instruction (snapshot-local name) -> fusions this pass copied it into; fusion passes
+    # duplicate a producer into several consumers, and it may stay top-level as well
+    copies: dict[str, list[str]] = field(default_factory=dict)
+    # instruction -> fusion: a fusion pass copied it into fusions and fused all its users,
+    # leaving the top-level original without users (GPU priority fusion leaves such
+    # constants for the next DCE): its value now lives in the fusion
+    orphaned: dict[str, str] = field(default_factory=dict)
+
+    def removed_by_name(self) -> dict[str, Removal]:
+        if self._by_name is None or len(self._by_name) != len(self.removed):
+            self._by_name = {r.name: r for r in self.removed}
+        return self._by_name
+
+    @property
+    def num_removed(self) -> int:
+        return len(self.removed)
+
+    @property
+    def num_added(self) -> int:
+        return len(self.added)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.removed or self.added or self.renamed)
+
+    def __str__(self) -> str:
+        return (f"{self.index:04d} {self.pipeline}/{self.name}: -{self.num_removed} "
+                f"+{self.num_added} ~{len(self.renamed)}")
+
+
+
+
+def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
+               partitioning: bool = False) -> PassStep:
+    kind = classify_pass(snap.after_pass)
+    step = PassStep(snap.index, snap.pipeline, snap.after_pass, snap.path, kind)
+    ptop, ctop = prev.top, cur.top
+    removed = [n for n, i in ptop.items()
+               if n not in ctop or ctop[n].opcode != i.opcode]
+    added = [n for n, i in ctop.items()
+             if n not in ptop or ptop[n].opcode != i.opcode]
+    if not removed and not added:
+        return step
+    same: dict[str, str] = {}
+    if partitioning:
+        # the Shardy round trip rebuilds the module and renumbers names: a name left in
+        # place may now belong to another instruction. Only a name whose instruction is
+        # identical and reads the same (kept) operands is kept; the rest is matched anew.
+        for n, c in ctop.items():
+            p = ptop.get(n)
+            if p is not None and _key(p) == _key(c) and p.operands == c.operands and \
+                    all(same.get(o) == o for o in c.operands):
+                same[n] = n
+        removed = [n for n in ptop if n not in same]
+        added = [n for n in ctop if n not in same]
+    step.added = added
+    removed_set = set(removed)
+    added_set = set(added)
+
+    # cur name -> prev name for everything that survived or was renamed.
+    c2p: dict[str, str] = {n: n for n in ctop if n not in added_set}
+
+    def cur_leaf(o: str):
+        i = ctop.get(o)
+        if i is not None and not i.operands and i.opcode != "parameter":
+            return _key(i)
+        return "\0" + o
+
+    # Renames: an added instruction identical (opcode, shape, attributes, operands after
+    # renaming) to a removed one. Text order is post order, so operands come first.
+    if partitioning and added and removed:
+        _clone_renames(prev, cur, removed, added, c2p, step.renamed)
+    if added and removed:
+        cand: dict[tuple, list[Instruction]] = {}
+        for n in removed:
+            if n in step.renamed:
+                continue
+            i = ptop[n]
+            cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
+        for n in added:
+            if n in c2p:
+                continue
+            a = ctop[n]
+            ops = tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o) for o in a.operands)
+            lst = cand.get(_key(a) + (ops,))
+            if lst:
+                k = 0
+                if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
+                    k = _best_candidate(prev, a, lst)
+                r = lst.pop(k)
+                c2p[n] = r.name
+                step.renamed[r.name] = n
+    if partitioning and added and removed:
+        _loose_renames(prev, cur, removed, added, c2p, step.renamed)
+        for k in [k for k, v in step.renamed.items() if k == v]:
+            del step.renamed[k]
+        step.added = [n for n in added if c2p.get(n) != n]
+        removed = [n for n in removed if c2p.get(step.renamed.get(n, n)) != n]
+        removed_set = set(removed)
+    p2c = {p: c for c, p in c2p.items()}
+
+    # Fusion: follow removed instructions into fused computations, matching by structure.
+    fused_into: dict[str, str] = {}
+    truly_removed = [n for n in removed if n not in step.renamed]
+    if truly_removed:
+        _match_fusions(prev, cur, c2p, removed_set, fused_into, step.copies)
+    if kind == "fused":
+        for n, fus in step.copies.items():
+            c = p2c.get(n)
+            if c in ctop and fus and prev.users.get(n) and not cur.users.get(c) and \
+                    cur.roots.get(ctop[c].computation) != c:
+                step.orphaned[n] = fus[0]
+
+    twins: dict[tuple, str] | None = None
+    for n in truly_removed:
+        i = ptop[n]
+        rem = Removal(n, i.computation, i.opcode, kind)
+        if partitioning and _constant_like(prev, n):
+            # the Shardy round trip merges identical constants (and their broadcasts)
+            if twins is None:
+                twins = {}
+                for c in ctop.values():
+                    twins.setdefault(_unsharded(_key(c)) +
+                                     (tuple(cur_leaf(o) for o in c.operands),), c.name)
+            t = twins.get(_unsharded(_key(i)) + (tuple(prev.canon(o) for o in i.operands),))
+            if t is not None:
+                rem.fate, rem.into = "merged", t
+                step.removed.append(rem)
+                continue
+        if n in fused_into:
+            rem.fate, rem.fusion = "fused", fused_into[n]
+        else:
+            rem.into = _replacement(prev, cur, n, p2c)
+            users = prev.users.get(n)
+            is_root = prev.roots.get(i.computation) == n
+            if kind == "fused" or (kind == "inlined" and i.computation not in cur.roots):
+                pass  # (the callee the call inliner copied from is gone)
+            elif not users and not is_root:
+                rem.fate = "removed"  # dead code, whatever pass dropped it
+            elif kind == "removed" and rem.into is not None and rem.into != n:
+                # tuple-simplifier / barrier expansion forwarded the value it carried:
+                # its users now read rem.into; it is not dead code
+                rem.fate = "rewritten"
+        if rem.into is not None and rem.into in added_set:
+            rem.into = _canonical_rewrite(cur, added_set, i.opcode, rem.into)
+        step.removed.append(rem)
+    # Merged into a bigger instruction and read back as a slice of it (dot-merger: two dots
+    # with a common operand become one dot and two slices), or rebuilt as a new instruction
+    # read back through a reshape or get-tuple-element (gather simplifier, reshape-mover,
+    # cuDNN calls): the new instruction computes the value. A layout-only op a pass took
+    # out holds its operand's values, re-viewed: the operand, still there, holds them too.
+    for rem in step.removed:
+        v = ctop.get(rem.into or "")
+        if v is not None and v.opcode in _VIEWS and rem.into in added_set and \
+                v.operands and v.operands[0] in added_set:
+            lst = step.copies.setdefault(rem.name, [])
+            if v.operands[0] not in lst:
+                lst.append(v.operands[0])
+        i = ptop[rem.name]
+        if rem.fate == "rewritten" and i.opcode in _LAYOUT_ONLY and i.operands:
+            o = p2c.get(i.operands[0])
+            if o is not None and o in ctop:
+                lst = step.copies.setdefault(rem.name, [])
+                if o not in lst:
+                    lst.append(o)
+    # A value whose users were all rewritten in the same pass lives on where they do:
+    # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
+    by_name = {r.name: r for r in step.removed}
+    _forward_views(prev, step.removed, by_name, p2c)
+    survivors: dict[tuple, str] | None = None
+    for rem in reversed(step.removed):  # post order reversed: users first
+        if rem.into is not None or rem.fate not in ("rewritten", "merged"):
+            continue
+        if rem.fate == "merged":
+            # CSE keeps the first of identical instructions; for operand-less ones
+            # (constants, iotas) that is the first identical one left in the computation
+            i = prev.top[rem.name]
+            if not i.operands:
+                if survivors is None:
+                    survivors = {}
+                    for c in cur.top.values():
+                        if not c.operands:
+                            survivors.setdefault((c.computation,) + _key(c), c.name)
+                rem.into = survivors.get((i.computation,) + _key(i))
+            continue
+        users = prev.users.get(rem.name, ())
+        outs = {by_name[u].into for u, _ in users if u in by_name}
+        if users and all(u in by_name for u, _ in users) and len(outs) == 1:
+            rem.into = outs.pop()
+    return step
+
+
+_VIEW_OPS = ("reshape", "bitcast", "transpose", "copy")
+
+
+def _same_values(i: Instruction, o: Instruction) -> bool:
+    """``i`` holds exactly the elements of its operand ``o`` in the same order: a reshape,
+    bitcast or copy, or a broadcast/transpose that adds nothing and moves nothing."""
+    if i.shape.is_tuple or o.shape.is_tuple or i.shape.num_elements != o.shape.num_elements:
+        return False
+    if i.opcode in ("reshape", "bitcast", "copy"):
+        return True
+    if i.opcode in ("broadcast", "transpose"):
+        return i.dimensions == tuple(range(len(i.shape.dims)))
+    return False
+
+
+def _forward_views(prev: _Snap, removed: list[Removal], by_name: dict[str, Removal],
+                   p2c: dict[str, str]) -> None:
+    """An identity view (a reshape, a broadcast that adds nothing...) that a pass removed
+    while no user of it survived holds its operand's value: algsimp folded it away and the
+    value lives on where the operand's does (in the operand itself when that survived),
+    not in the consumer that replaced its users. Post order: operands first."""
+    for rem in removed:
+        if rem.into is not None or rem.fate != "rewritten":
+            continue
+        i = prev.top.get(rem.name)
+        if i is None or len(i.operands) != 1:
+            continue
+        o = prev.top.get(i.operands[0])
+        if o is None or not _same_values(i, o):
+            continue
+        ro = by_name.get(o.name)
+        if ro is None:
+            rem.into = p2c.get(o.name)
+        elif ro.fate in ("rewritten", "merged", "folded") and ro.into is not None:
+            rem.into = ro.into
+
+
+def _canonical_rewrite(cur: _Snap, added: set[str], opcode: str, into: str) -> str:
+    """Canonicalizing passes (dot_decomposer, convolution-canonicalization, gemv and
+    reduce rewriters) rebuild an instruction as a new one of the same opcode on reshaped
+    or transposed operands, and wrap it in a new reshape/transpose giving the old shape:
+    dot(a, b) -> reshape(dot(reshape(a), reshape(b))). The users read the wrapper, but the
+    work (the dot) is the new instruction under it: that is where the value is computed."""
+    x = cur.top.get(into)
+    hops = 0
+    while x is not None and x.opcode in _VIEW_OPS and x.name in added and \
+            len(x.operands) == 1 and hops < 4:
+        x = cur.top.get(x.operands[0])
+        hops += 1
+    if hops and x is not None and x.name in added and x.opcode == opcode:
+        return x.name
+    return into
+
+
+def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | None] | None:
+    """The (op_name, stack frame) call-inliner gives the copy of ``r`` it makes when it
+    inlines ``r``'s computation at its only call site, and that call's computation at its
+    own, and so on outward: each call prefixes the op_name with its own, and the first
+    frame found (``r``'s own, else the innermost call's) is kept. None when ``r``'s
+    computation is not called from exactly one call site."""
+    rm = r.metadata
+    op = rm.op_name if rm is not None else None
+    frame = rm.stack_frame_id if rm is not None else None
+    comp, hops, found = r.computation, 0, False
+    while hops < 16:
+        call = prev.call_site.get(comp)
+        if call is None:
+            break
+        found = True
+        cm = call.metadata
+        if cm is not None and cm.op_name:
+            if not op:
+                op = cm.op_name
+            elif not op.startswith(cm.op_name):
+                op = f"{cm.op_name}/{op}"
+        if not frame and cm is not None:
+            frame = cm.stack_frame_id
+        comp, hops = call.computation, hops + 1
+    return (op, frame) if found else None
+
+
+def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction]) -> int:
+    """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
+    with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
+    constants of two inlined callees differ only in where they were inlined), else the
+    first."""
+    lk = _loose_key(a)
+    k = next((j for j, r in enumerate(lst) if _loose_key(r) == lk), -1)
+    if k >= 0:
+        return k
+    am = a.metadata
+    if am is not None:
+        want = (am.op_name, am.stack_frame_id)
+        k = next((j for j, r in enumerate(lst) if _inlined_metadata(prev, r) == want), -1)
+    return k if k >= 0 else 0
+
+
+def _replacement(prev: _Snap, cur: _Snap, name: str, p2c: dict[str, str]) -> str | None:
+    """What took a removed instruction's place in its users (or as its computation's root)."""
+    for user, k in prev.users.get(name, ()):
+        cu = p2c.get(user)
+        if cu is None:
+            continue
+        ui = cur.top.get(cu)
+        if ui is not None and len(ui.operands) == len(prev.top[user].operands):
+            return ui.operands[k]
+    comp = prev.top[name].computation
+    if prev.roots.get(comp) == name and comp in cur.roots:
+        root = cur.roots[comp]
+        if root != name:
+            return root
+    return None
+
+
+def _inner_leaf(o: str, body) -> object:
+    i = body.by_name.get(o)
+    if i is not None and not i.operands and i.opcode != "parameter":
+        return _key(i)
+    return "\0" + o
+
+
+def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[str],
+                   fused_into: dict[str, str], copies: dict[str, list[str]]) -> None:
+    """Map instructions of new or grown fused computations to the prev snapshot's."""
+    pmod, cmod = prev.module, cur.module
+    prev.index()
+    by_key, by_loose = prev.by_key, prev.by_loose
+    assert by_key is not None and by_loose is not None
+    def inner_op(o: str, inner: dict, body) -> object:
+        if o in inner:
+            return prev.canon(inner[o])
+        return _inner_leaf(o, body)
+
+    for f in cur.top.values():
+        if f.opcode != "fusion" or not f.calls:
+            continue
+        old = prev.top.get(c2p.get(f.name, ""))
+        body = cmod.by_name.get(f.calls[0])
+        if body is None:
+            continue
+        if old is not None and old.opcode == "fusion" and old.calls:
+            ob = pmod.by_name.get(old.calls[0])
+            if ob is not None and len(ob.instructions) == len(body.instructions):
+                continue  # unchanged fusion
+        inner: dict[str, str] = {}
+        for x in body.instructions:
+            if x.opcode == "parameter":
+                n = x.parameter_number
+                if n is not None and n < len(f.operands):
+                    o = f.operands[n]
+                    inner[x.name] = c2p.get(o, o)
+                continue
+            ops = tuple(inner_op(o, inner, body) for o in x.operands)
+            match = None
+            for c in by_key.get(_key(x), ()):
+                if prev.norm_operands(c) == ops:
+                    if match is None or (c.computation == f.computation !=
+                                         match.computation):
+                        match = c  # identical ones in two computations: f's own
+                    if c.computation == f.computation:
+                        break
+            if match is None:
+                loose = [c for c in by_loose.get(_loose_key(x), ()) if c.name in removed]
+                if len(loose) == 1:
+                    match = loose[0]
+            if match is None:
+                continue
+            inner[x.name] = match.name
+            if match.name in removed:
+                fused_into.setdefault(match.name, f.name)
+            lst = copies.setdefault(match.name, [])
+            if f.name not in lst:
+                lst.append(f.name)
+        # A new fusion stands for the instruction its root was: consumers fused later in
+        # this pass (text order is post order) match through it.
+        if f.name not in c2p and body.root in inner:
+            c2p[f.name] = inner[body.root]
