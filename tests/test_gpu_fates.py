@@ -124,6 +124,9 @@ def test_unpaired_constant_found_in_its_users_fusion():
     assert t.info("constant.14").fate == "fused"
     rec = _engine("scatter_histogram", "constant.14")
     assert rec.fate == "fused" and rec.fusion in t.destinations("constant.14")
+    # constant.18, identical: CSE (inside the GPU simplification loop) merged it first
+    assert t.info("constant.18").fate == "merged"
+    assert _engine("scatter_histogram", "constant.18").fate == "merged"
 
 
 def test_dot_with_folded_operand_transpose_fused_into_gemm():
