@@ -7,7 +7,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_memory.py                    # every module with XLA's files
     .venv/bin/python benchmarks/bench_memory.py --time benchmarks/data/gpt24
     .venv/bin/python benchmarks/bench_memory.py --data benchmarks/data-memest \
-        --real '/work/gpu_real/hlodump_*'           # zoos made elsewhere; real H100 dumps
+        --real '/work/gpu_real/hlodump_*' --fate-zoo benchmarks/data/zoo  # + real, fate zoo
 
 Modules: fixtures/memory/*/* (tuned on), fixtures/cpu/* (held out: only a buffer-assignment
 file, whose allocation sum is XLA's total) and benchmarks/data/*/ (gen_gpt.py keeps XLA's
@@ -33,10 +33,11 @@ from hlodiff.dumps.loader import load  # noqa: E402
 from hlodiff.dumps.memfiles import load_memory_files  # noqa: E402
 
 
-GROUPS = ("tuned", "held out", "zoo2", "versions", "zoo3", "zoo4", "real H100")
+GROUPS = ("tuned", "held out", "zoo2", "versions", "zoo3", "zoo4", "real H100", "fate zoo")
 
 
-def modules(data: str = "benchmarks/data", real: str | None = None) -> list[tuple[str, str]]:
+def modules(data: str = "benchmarks/data", real: str | None = None,
+            fate_zoo: str | None = None) -> list[tuple[str, str]]:
     out = []
     for pat, group in (("fixtures/memory/*/*/*after_optimizations.txt", "tuned"),
                        ("fixtures/cpu/*/*after_optimizations.txt", "held out"),
@@ -53,14 +54,21 @@ def modules(data: str = "benchmarks/data", real: str | None = None) -> list[tupl
         for f in sorted(glob.glob(os.path.join(d, f"*.jit_{prog}.*after_optimizations.txt"))):
             if "spmd" not in f:
                 out.append(("real H100", f))
+    # the fate zoo (benchmarks/zoo.py): <mode>/<program>/, main module jit_<program>
+    for d in sorted(glob.glob(os.path.join(fate_zoo, "*", "*"))) if fate_zoo else ():
+        prog = os.path.basename(d)
+        for f in sorted(glob.glob(os.path.join(d, f"*.jit_{prog}.*after_optimizations.txt"))):
+            if "spmd" not in f:
+                out.append(("fate zoo", f))
     return out
 
 
-def table(data: str = "benchmarks/data", real: str | None = None) -> None:
+def table(data: str = "benchmarks/data", real: str | None = None,
+          fate_zoo: str | None = None) -> None:
     print("| set | program | XLA total | estimate | ratio | lower estimate |")
     print("|---|---|---:|---:|---:|---:|")
     ratios = []
-    for group, f in modules(data, real):
+    for group, f in modules(data, real, fate_zoo):
         mf = load_memory_files(f)
         if mf.buffer_assignment is None:
             continue
@@ -102,8 +110,10 @@ if __name__ == "__main__":
     ap.add_argument("--time", default=None, help="a directory with a module and its memory files")
     ap.add_argument("--data", default="benchmarks/data", help="where the zoos were generated")
     ap.add_argument("--real", default=None, help="a glob of real dump directories (hlodump_*)")
+    ap.add_argument("--fate-zoo", default=None, help="benchmarks/zoo.py's output (e.g. "
+                    "benchmarks/data/zoo): every mode's programs with XLA's files")
     a = ap.parse_args()
     if a.time:
         timing(a.time)
     else:
-        table(a.data, a.real)
+        table(a.data, a.real, a.fate_zoo)

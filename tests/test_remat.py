@@ -67,6 +67,12 @@ def test_cpu_merges_the_recomputed_matmul_into_the_forward_pass():
     assert len(kernels) == 3 and all(len(v) == 2 for v in kernels.values()), kernels
     assert all(fates[n]["fate"] in ("fused", "kept", "rewritten") for v in kernels.values()
                for n in v)
+    # each recomputed instruction's own line says what became of the recomputation
+    rec = [f for f in doc["instructions"] if "rematted_computation" in (f["op_name"] or "")
+           and f["opcode"] in ("dot", "sine")]
+    assert rec and all("jax.checkpoint block" in f["reason"] for f in rec)
+    assert {("merged into the forward pass" in f["reason"]) for f in rec
+            if f["opcode"] == "dot"} == {True}
 
 
 def test_gpu_keeps_every_recomputation_in_the_backward_pass():
@@ -90,6 +96,10 @@ def test_scan_and_nested_regions():
     assert rm["count"] == 6 and len(depth2) == 4
     assert all(x["parent"] for x in depth2)
     assert all(x["parent"] is None for x in rm["regions"] if x["depth"] == 1)
+    # the outer checkpointed function is named from the nested barriers' stacks
+    assert {x["function"] for x in rm["regions"] if x["depth"] == 1} == {"outer"}
+    assert {x["function"] for x in depth2} == {"inner"}
+    assert len({x["call_site"] for x in depth2}) == 2  # inner is called on two lines
 
 
 def test_dots_saveable_recomputes_only_elementwise_work():
@@ -181,3 +191,11 @@ def test_named_scopes_name_the_regions_in_forward_order():
     assert sorted((r.index, r.scope) for r in regs) == [(0, "layer_0"), (1, "layer_1"),
                                                         (2, "layer_2")]
     assert all("scope layer_" in r.label for r in regs)
+
+
+def test_a_users_own_optimization_barrier_is_not_a_region():
+    d = REMAT / "cpu" / "user_barrier"
+    m = load(_file(d, "before_optimizations.txt"))
+    assert any(i.opcode == "opt-barrier" for i in m.instructions())
+    assert find_regions(m) == []
+    assert _diff_json(d)["remat"] is None

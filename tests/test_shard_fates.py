@@ -290,3 +290,29 @@ def test_which_pipelines_meet_cse_before_simplification():
     assert cse_before_simplification(load(_pair(ROOT / "sharded_cpu" / "dp_step")[1]))
     assert not cse_before_simplification(load(_pair(ROOT / "gpu" / "mlp_dp8")[1]))
     assert not cse_before_simplification(load(_pair(ROOT / "gpu" / "mlp_triton")[1]))
+
+
+def test_look_alike_rebuilt_dots_follow_the_partitioners_channel_order():
+    """remat_nothing's first dot (dot_general.11, f32[8,16] = f32[1,16] per device) and its
+    rematerialized twin read the same parameters; algsimp rebuilt both without metadata
+    (dot.20, dot.25), each reading its own all-gather of the weight. The partitioner numbers
+    the collectives it inserts in program order (channel_id 1 for the forward pass, 12 for
+    the recomputation), and XLA's pass dumps follow dot_general.11 to dot.20."""
+    d = ROOT / "sharded_passes" / "remat_nothing"
+    after = load(_pair(d)[1])
+    top = {i.name: i for i in after.by_name[after.entry].instructions}
+    assert [top[top["dot.20"].operands[1]].attrs.get("channel_id"),
+            top[top["dot.25"].operands[1]].attrs.get("channel_id")] == ["1", "12"]
+    f = diff_files(*_pair(d)).fate_of("main.2", "dot_general.11")
+    assert f.after == "dot.20", f
+
+
+def test_look_alike_dots_are_paired_with_a_shard_of_their_own_shape():
+    """mlp_deep's dot_general.15 (f32[10,128]) and dot_general.16 (f32[32,128]) share an
+    op_name and a rank; the partitioner keeps the first whole (dot.10 = f32[10,128]) and
+    shards the second (dot.13 = f32[32,16] in a YNNPACK fusion). A dot is never paired with
+    an after dot that cannot hold its (per-device) shape when a swap fits both."""
+    d = ROOT / "sharded_passes" / "mlp_deep"
+    res = diff_files(*_pair(d))
+    assert res.fate_of("main.18", "dot_general.15").after == "dot.10"
+    assert res.fate_of("main.18", "dot_general.16").after == "dot.13"

@@ -105,19 +105,27 @@ def _fits(a: _Alloc, b: Buf, can_share: Callable[[Buf, Buf], bool],
 
 def assign(buffers: list[Buf], operands: dict[int, list[int]],
            can_share: Callable[[Buf, Buf], bool],
-           copies_of: Callable[[Buf], set[int]]) -> list[Buf]:
+           copies_of: Callable[[Buf], set[int]],
+           donated: set[int] | frozenset[int] = frozenset()) -> list[Buf]:
     """Place outputs and temporaries into allocations, XLA's way; returns the temporaries left
     for the heap. Outputs that found no place keep ``host is None`` (their own allocation);
     a buffer placed into another's allocation gets ``host`` = that allocation's number and
     costs nothing more."""
-    order = sorted((b for b in buffers if b.size and b.kind in ("output", "temp")),
-                   key=lambda b: (-b.size, b.kind != "output", getattr(b, "post", 0), b.id))
+    order = sorted((b for b in buffers if b.size and (b.kind in ("output", "temp")
+                                                      or b.id in donated)),
+                   key=lambda b: (-b.size, b.kind == "temp", getattr(b, "post", 0), b.id))
     allocs: list[_Alloc] = []
     where: dict[int, int] = {}  # buffer id -> allocation
     reusable: list[int] = []  # allocations made for outputs, in creation order
     heap: list[Buf] = []
     budget = _TRY_BUDGET
     for b in order:
+        if b.id in donated:  # a donated parameter's allocation takes others (XLA)
+            allocs.append(_Alloc(b.size))
+            allocs[-1].add(b)
+            where[b.id] = len(allocs) - 1
+            reusable.append(len(allocs) - 1)
+            continue
         if _is_table(b):  # a tuple's table of pointers: never shares an allocation
             if b.kind == "temp":
                 heap.append(b)
@@ -202,7 +210,8 @@ def pack(heap: list[Buf], merges: list[tuple[int, int]], align: int,
              group_end.get(b.id, tick[b.id][1])) if b.id not in pinned
             else (b.size, clock, b.id, 0, clock) for b in items]
     spatial = sorted(rows, key=lambda r: (-r[0], -r[1], r[2]))
-    temporal = sorted(rows, key=lambda r: (-r[1], -r[0], r[2]))
+    # XLA: the size order uses a buffer's own interval, the duration order its whole group's
+    temporal = sorted(rows, key=lambda r: (r[3] - r[4], -r[0], r[2]))
     return min(_best_fit(spatial, align), _best_fit(temporal, align))
 
 

@@ -43,6 +43,10 @@ from ..hlo.model import Computation, Instruction, Module, Shape
 from .memassign import assign, pack, thread_local_bytes
 
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
+# asynchronous collectives whose result is (operands, results, ...); copy-start is
+# (destination, source, context) and is left to the generic rule
+_COLLECTIVE_STARTS = {"all-gather-start", "collective-permute-start", "all-to-all-start",
+                      "reduce-scatter-start", "all-reduce-start", "ragged-all-to-all-start"}
 _TIMED = ("temp", "output")  # kinds whose bytes count only while live
 _ELEMENTWISE = frozenset(  # HLO opcode names
     "abs add and atan2 cbrt ceil clamp compare complex convert cosine divide erf exponential "
@@ -50,7 +54,8 @@ _ELEMENTWISE = frozenset(  # HLO opcode names
     "multiply negate not or popcnt power real reduce-precision remainder round-nearest-afz "
     "round-nearest-even rsqrt select shift-left shift-right-arithmetic shift-right-logical "
     "sign sine sqrt subtract tan tanh xor".split())
-_ALIGN_GPU, _ALIGN_CPU = 256, 64  # XLA's heap offsets are multiples of these
+_ALIGN_GPU, _ALIGN_CPU, _ALIGN_OLD_CPU = 256, 64, 16  # XLA's heap offsets are multiples
+_GENERIC_FUSION = re.compile(r"fusion(\.\d+)*(\.clone)?(\.\d+)*$")
 _NONE: frozenset[int] = frozenset()
 _ALIAS = re.compile(r"\{([0-9, ]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([0-9, ]*)\}")
 
@@ -243,17 +248,30 @@ class _Sim:
         if op == "conditional":
             before = len(self.buffers)
             branches = [c for cs in ins.called.values() for c in cs] or list(ins.calls)
-            roots = [self.run(self.m.computation(c), [ops[k + 1]] if k + 1 < len(ops) else [])
-                     for k, c in enumerate(branches)]
+            roots, ends = [], []
+            for k, c in enumerate(branches):
+                roots.append(self.run(self.m.computation(c),
+                                      [ops[k + 1]] if k + 1 < len(ops) else []))
+                ends.append(self.pos - 1)
             out = self.fresh(ins, cname)
             # a branch's result is written into the conditional's buffer: that buffer is in
-            # use from the first branch result on (XLA's flattened live range), once
-            for r in roots:
+            # use from the first branch result on (XLA's flattened live range), once; it
+            # holds a value only from each branch's result to that branch's end, then from
+            # the conditional on (XLA checks values one by one: the rest are gaps)
+            live: dict[int, list[tuple[int, int]]] = {}
+            for r, last in zip(roots, ends):
                 for k, b in enumerate(r):
                     if b >= before and k < len(out) and self.buffers[b].size:
                         ob = self.buffers[out[k]]
                         ob.start = min(ob.start, self.buffers[b].start)
+                        live.setdefault(k, []).append((self.buffers[b].start, last))
                 self.zero(r, before)
+            for k, pieces in live.items():
+                pieces = sorted(pieces) + [(self.pos, self.pos)]
+                gaps = [(e + 1, s2 - 1) for (_s, e), (s2, _e2) in zip(pieces, pieces[1:])
+                        if e + 1 <= s2 - 1]
+                if gaps:
+                    self.buffers[out[k]].gaps = gaps
                 t = self.table(r)  # the branch's table is the conditional's
                 if t is not None and t >= before:
                     self.buffers[t].size = 0
@@ -273,6 +291,8 @@ class _Sim:
         if op == "async-start" and ins.calls and ins.shape.is_tuple \
                 and len(ins.shape.tuple_shapes) >= 2:
             return self.async_start(ins, cname, ops)
+        if op in _COLLECTIVE_STARTS and ins.shape.is_tuple and len(ins.shape.tuple_shapes) >= 2:
+            return self.collective_start(ins, cname, ops)
         if op.endswith("-done") and ops:
             src = comp[ins.operands[0]].shape
             if src.is_tuple and len(src.tuple_shapes) >= 2:
@@ -318,6 +338,23 @@ class _Sim:
             return out
         return self.fresh(ins, cname)
 
+    def collective_start(self, ins: Instruction, cname: str, ops: list[list[int]]) -> list[int]:
+        """``(operands, results, ...)`` of an asynchronous collective: the operands are the
+        operands' own buffers, the results and the rest new; each nested tuple has its
+        table."""
+        shape = ins.shape
+        self.new(ins, cname, Shape("table", "u8", (8 * len(shape.tuple_shapes),)))
+        flat = [b for o in ops for b in o]
+        out: list[int] = []
+        for k, part in enumerate(shape.tuple_shapes):
+            if part.is_tuple:
+                self.new(ins, cname, Shape("table", "u8", (8 * len(part.tuple_shapes),)))
+            if k == 0 and _leaf_count(part) == len(flat):
+                out += flat
+            else:
+                out += [self.new(ins, cname, leaf) for leaf in part.leaves()]
+        return out
+
     def async_start(self, ins: Instruction, cname: str, ops: list[list[int]]) -> list[int]:
         """``((operands), result, context)``: the operands are the operands' own buffers; the
         result is what the wrapped computation (run here, in place of the start) defines,
@@ -333,10 +370,13 @@ class _Sim:
         else:
             out = [self.new(ins, cname, leaf) for leaf in first.leaves()]
         root = self.run(self.m.computation(ins.calls[0]), ops)
-        if _leaf_count(shape.tuple_shapes[1]) == len(root):
+        second = shape.tuple_shapes[1]
+        if second.is_tuple:
+            self.new(ins, cname, Shape("table", "u8", (8 * len(second.tuple_shapes),)))
+        if _leaf_count(second) == len(root):
             out += root
         else:
-            out += [self.new(ins, cname, leaf) for leaf in shape.tuple_shapes[1].leaves()]
+            out += [self.new(ins, cname, leaf) for leaf in second.leaves()]
         for rest in shape.tuple_shapes[2:]:
             out += [self.new(ins, cname, leaf) for leaf in rest.leaves()]
         return out
@@ -476,6 +516,18 @@ def _readers(p: Instruction, users: dict[str, list[Instruction]]) -> list[Instru
     return out
 
 
+def _cpu_alignment(module: Module) -> int:
+    """XLA:CPU's heap alignment: 64 bytes since its thunk runtime (JAX 0.5 on), 16 before.
+    The text does not say which; the older XLA:CPU names every fusion ``fusion[.N]``, the
+    newer by what it does (``multiply_add_fusion``, ``wrapped_convert``): seen on every CPU
+    dump we have of JAX 0.4.30, 0.5.3, 0.7.2, 0.9.2 and 0.10.2."""
+    names = [i.name for c in module.computations for i in c.instructions
+             if i.opcode == "fusion"]
+    if names and all(_GENERIC_FUSION.match(n) for n in names):
+        return _ALIGN_OLD_CPU
+    return _ALIGN_CPU
+
+
 def _is_gpu(module: Module) -> bool:
     """Whether XLA's GPU backend compiled the module: its instructions carry GPU backend
     configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton."""
@@ -518,6 +570,10 @@ def _can_share(sim: _Sim):
 
     def can_share(user, operand) -> bool:
         if user.shape_obj.byte_size != operand.shape_obj.byte_size:
+            return False
+        # a value a loop carries ends, for XLA, at its last place in the loop's result: only
+        # a user reading it from there (an element of the loop's result) may take it over
+        if operand.id in sim.loop_state and (user.id, operand.id) not in sim.via_element:
             return False
         for k, c, fusion, element in cands.get(user.id, ()):
             if c == operand.id and (fusion is None
@@ -585,6 +641,7 @@ def simulate(module: Module) -> Simulation:
     for idx in aliased:
         first, n = _subtree(root_shape, idx)
         donated.update(root[first:first + n])
+    reusable = _donated_params(sim, entry, root, alias_text)
     for b in root:
         buf = sim.buffers[b]
         buf.end = end
@@ -605,7 +662,7 @@ def simulate(module: Module) -> Simulation:
     # takes over a dying operand's buffer
     can_share = _can_share(sim)
     heap = assign(sim.buffers, sim.operands, can_share,
-                  lambda b: sim.copies.get(b.id, _NONE))
+                  lambda b: sim.copies.get(b.id, _NONE), reusable)
     merges = _share_dying_operands(sim, heap, can_share)
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp" and b.host is None) \
         + thread_local_bytes(module)
@@ -618,11 +675,45 @@ def simulate(module: Module) -> Simulation:
     peak = timeline[peak_t] if timeline else fixed
     # XLA's heap never reuses a tuple table's space (seen in every dump): pinned
     pinned = {b.id for b in heap if b.shape_obj.text == "table"}
-    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _ALIGN_CPU, pinned)
+    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), pinned)
     if heap is not None:  # packing leaves gaps: the heap is at least the live peak
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,
                       min(low, peak))
+
+
+def _donated_params(sim: _Sim, entry: Computation, root: list[int], alias_text: str) -> set[int]:
+    """Parameters an output is written into (donation): XLA may place other values in their
+    allocation between the parameter's last read and the output's definition (its values are
+    checked one by one). Marks that stretch as a gap; returns the parameters' buffers."""
+    if not alias_text:
+        return set()
+    leaves: dict[int, list[int]] = {}
+    for ins in entry.instructions:
+        if ins.opcode == "parameter" and ins.parameter_number is not None:
+            leaves[ins.parameter_number] = [b.id for b in sim.buffers
+                                            if b.instruction == ins.name and b.kind ==
+                                            "parameter" and b.shape_obj.text != "table"]
+    root_shape = entry.root_instruction.shape
+    out: set[int] = set()
+    for o_idx, pnum, p_idx in _ALIAS.findall(alias_text):
+        first, n = _subtree(root_shape, _index(o_idx))
+        params = [ins for ins in entry.instructions
+                  if ins.opcode == "parameter" and ins.parameter_number == int(pnum)]
+        if not params or n != 1:
+            continue
+        pf, pn = _subtree(params[0].shape, _index(p_idx))
+        pl = leaves.get(int(pnum), [])
+        if pn != 1 or pf >= len(pl) or first >= len(root):
+            continue
+        pb, ob = sim.buffers[pl[pf]], sim.buffers[root[first]]
+        if ob.id == pb.id:
+            continue
+        lo, hi = pb.end + 1, ob.start - 1
+        if lo <= hi:
+            pb.gaps = [(lo, hi)]
+        out.add(pb.id)
+    return out
 
 
 def _curve(buffers: list[SimBuffer], end: int, timed: tuple[str, ...], fixed: int) -> list[int]:

@@ -331,8 +331,34 @@ def _regions_of(module: Module, comp: Computation, bars: list[Instruction],
             elif i is not None and i.opcode == "get-tuple-element" and i.operands and \
                     i.operands[0] in bar_names and i.operands[0] != r.barrier:
                 r.parent = i.operands[0]
+    _name_outer(module, comp, keep)
     _order(comp, keep)
     return keep
+
+
+def _name_outer(module: Module, comp: Computation, regions: list[Region]) -> None:
+    """A region holding nested regions: JAX's stacks of its recomputed instructions skip
+    the outer checkpointed function (they name the inner one), but the nested barriers are
+    traced inside the outer function's body: the frame below the outer call site in their
+    stacks names it."""
+    for r in regions:
+        kids = [k for k in regions if k.parent == r.barrier]
+        site = _user_stack(module, comp.by_name[r.barrier])
+        if not kids or not site:
+            continue
+        depth = len(site)
+        frames = [st[depth] for st in (_user_stack(module, comp.by_name[k.barrier]) for k in kids)
+                  if len(st) > depth and [(a, b) for a, b, _ in st[:depth]] ==
+                  [(a, b) for a, b, _ in site]]
+        if not frames:
+            continue
+        f, fn, _ = frames[0]
+        if fn:
+            r.function = fn.rsplit(".<locals>.", 1)[-1]
+            ls = sorted({x[2] for x in frames if x[2] is not None})
+            base = f.rsplit("/", 1)[-1]
+            r.lines = (f"{base}:{ls[0]}" if len(ls) == 1 else f"{base}:{ls[0]}-{ls[-1]}") \
+                if ls else r.lines
 
 
 def _twins(module: Module, comp: Computation, found: list[Region], owner: dict[str, int]) -> None:

@@ -476,7 +476,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if pair_wrapped(m):  # canonicalized dots/convolutions under their wrapper views
         _propagate(m)
     if sharded:  # shard helper: dots algsimp rebuilt on squeezed per-device shapes
-        from .shardmatch import rebuilt_dots
+        from .shardmatch import rebuilt_dots, swap_misfit_dots
+        swap_misfit_dots(m)
         rebuilt_dots(m)
     skip = cse_skip(m) if cse_skip else set()
     _rewrites(m, skip, sharded)

@@ -132,7 +132,12 @@ def analyse(before: Module, after: Module, fl: list[InstructionFate],
             return None
         return _targets(f, fates)
 
-    out, totals = classify(before, after, regions, where, memory)
+    notes: dict = {}
+    out, totals = classify(before, after, regions, where, memory, notes)
+    for (comp, name), (what, label) in notes.items():
+        f = fates.get((comp, name))
+        if f is not None and what in _NOTE and f"jax.checkpoint {label}:" not in f.reason:
+            f.reason = (f.reason + "; " if f.reason else "") + f"jax.checkpoint {label}: {_NOTE[what]}"
     still = sum(1 for x in out if x["recomputes"])
     merged_only = sum(1 for x in out if x["recomputes"] is False)
     return {"regions": out, "count": len(out), "still_recompute": still,
@@ -143,8 +148,13 @@ def analyse(before: Module, after: Module, fl: list[InstructionFate],
             "summary": _summary(out, totals, memory is not None)}
 
 
+_NOTE = {"merged": "recomputation merged into the forward pass by CSE (computed once)",
+         "forward": "recomputation scheduled ahead of the backward pass",
+         "backward": "recomputed in the backward pass"}
+
+
 def classify(before: Module, after: Module, regions: list[Region], where,
-             memory=None) -> tuple[list[dict], dict]:
+             memory=None, notes: dict | None = None) -> tuple[list[dict], dict]:
     """Each region's record. ``where(computation, before_name)`` gives the top-level after
     instructions holding a before instruction's value ([] gone, None uncertain): the
     diff's fates, or XLA's pass dumps (benchmarks/remat_regions.py, the oracle)."""
@@ -167,7 +177,7 @@ def classify(before: Module, after: Module, regions: list[Region], where,
     totals = {"merged": 0, "forward": 0, "backward": 0, "removed": 0, "uncertain": 0}
     for r in sorted(regions, key=lambda r: (r.computation != before.entry, r.depth, r.index)):
         ahead = (lambda t: False) if late else _ahead_test(r, where, pos, first_bwd)
-        out.append(_region(before, r, where, pos, ahead, live, totals, late))
+        out.append(_region(before, r, where, pos, ahead, live, totals, late, notes))
     return out, totals
 
 
@@ -240,7 +250,7 @@ def _live_at_peak(memory) -> dict[str, int] | None:
 
 
 def _region(before: Module, r: Region, where, pos: dict, in_forward, live, totals,
-            late: bool = False) -> dict:
+            late: bool = False, notes: dict | None = None) -> dict:
     comp = before.by_name[r.computation]
     counts = {"merged": 0, "forward": 0, "backward": 0, "removed": 0, "uncertain": 0}
     heavy = {"merged": 0, "forward": 0, "backward": 0, "removed": 0, "uncertain": 0}
@@ -253,6 +263,8 @@ def _region(before: Module, r: Region, where, pos: dict, in_forward, live, total
             continue
         ops += 1
         what, ks = _outcome(r, n, where, pos, in_forward, late)
+        if notes is not None:
+            notes[(r.computation, n)] = (what, r.label)
         counts[what] += 1
         totals[what] += 1
         if i.opcode in HEAVY:
@@ -334,7 +346,10 @@ def _verdict(x: dict) -> str:
     live = c["merged"] + c["forward"] + c["backward"]
     dots = ""
     if sum(h.values()):
-        parts = [f"{v} {k}" for k, v in h.items() if v]
+        words = {"merged": "merged by CSE", "forward": "run ahead",
+                 "backward": "recomputed in the backward pass", "removed": "removed",
+                 "uncertain": "uncertain"}
+        parts = [f"{v} {words[k]}" for k, v in h.items() if v]
         dots = f" (matmuls/convolutions: {', '.join(parts)})"
     s = x["status"]
     if s == "recomputes":
@@ -431,7 +446,10 @@ def regression_remat(res, before: Module, after: Module) -> dict | None:
     if pb is not None and pa is not None:
         text += f", peak {_b(pb)} -> {_b(pa)} ({_pct(pb, pa)}, {pa - pb:+d} bytes)"
     text += f"; the {which} module has {len(regs)} jax.checkpoint region(s)"
-    if sb is None or sa is None:
+    if sb is not None and sa is not None:
+        text += (f"; regions still recomputing in the backward pass: {sb['still_recompute']} of "
+                 f"{sb['count']} before, {sa['still_recompute']} of {sa['count']} after")
+    else:
         ops = side["instructions"]
         if gone:
             text += (f"; {len(gone)} of them no longer recompute in the backward pass: XLA "
@@ -441,9 +459,11 @@ def regression_remat(res, before: Module, after: Module) -> dict | None:
                      "values live as long as saved ones would")
             if kept:
                 text += f" ({_b(kept)} of them live at the peak)"
-            text += "; the extra kernels are recomputation CSE could not merge (work done twice)"
+            if which == "after" and ka > kb:
+                text += ("; the extra kernels are recomputation CSE could not merge (work done "
+                         "twice)")
             if pb is not None and pa is not None and which == "after" and pa >= pb:
-                text += ", and the peak cannot fall"
+                text += "; the peak cannot fall"
         if side["still_recompute"]:
             text += (f"; {side['still_recompute']} still recompute in the backward pass "
                      f"({ops['backward']} ops)")

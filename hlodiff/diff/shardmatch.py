@@ -124,12 +124,31 @@ def rebuilt_dots(m) -> int:
     def top(i: int) -> int:
         return An[i].fusion if An[i].fusion >= 0 else i
 
+    comps = m.after.module.by_name
+    layout_only: dict[str, bool] = {}
+
+    def moves_only(x) -> bool:  # a fusion of bitcasts/copies/transposes of one operand
+        name = x.inst.calls[0] if x.inst.calls else ""
+        v = layout_only.get(name)
+        if v is None:
+            c = comps.get(name)
+            v = c is not None and all(i.opcode in see or i.opcode == "parameter"
+                                      for i in c.instructions) and \
+                sum(i.opcode == "parameter" for i in c.instructions) == 1
+            layout_only[name] = v
+        return v
+
     def strip(i: int) -> int:  # through layout-only ops, to the top-level instruction
+        i = top(i)
         for _ in range(8):
-            if An[i].opcode not in see or not An[i].operands:
+            x = An[i]
+            if x.opcode == "fusion" and x.operands and moves_only(x):
+                i = top(x.raw_operands[0]) if x.raw_operands else i
+                continue
+            if x.opcode not in see or not x.operands:
                 break
-            i = An[i].operands[0]
-        return top(i)
+            i = top(x.operands[0])
+        return i
 
     def _after_inputs(_view, a) -> set[int]:
         return {x for o in a.operands for x in (strip(o), top(o))}
@@ -162,6 +181,16 @@ def rebuilt_dots(m) -> int:
         return out
 
     ins = {a.idx: through_collectives(_after_inputs(m.after, a)) for a in free}
+
+    def chan(a: int):
+        """The lowest channel_id among the collectives a dot reads (None: it reads none)."""
+        ids = []
+        for x in ins[a]:
+            v = An[x].inst.attrs.get("channel_id") if An[x].opcode in (
+                "all-gather", "all-reduce", "all-to-all") else None
+            if v is not None and str(v).isdigit():
+                ids.append(int(str(v)))
+        return min(ids) if ids else None
     class _One:  # _before_inputs of one operand: a node with just that operand
         def __init__(self, o):
             self.operands = [o]
@@ -176,6 +205,13 @@ def rebuilt_dots(m) -> int:
             continue
         hits = [a.idx for a in free if m.a2b[a.idx] < 0
                 and all(w & ins[a.idx] for w in known)]
+        if len(hits) > 1:
+            # look-alikes (a remat recomputation, repeated layers): the partitioner numbers
+            # the collectives it inserts (channel_id) in program order, so the before dots,
+            # taken in text order, get the candidates in the order of what they gather
+            ranks = [chan(h) for h in hits]
+            if all(r is not None for r in ranks) and len(set(ranks)) == len(ranks):
+                hits = [min(hits, key=chan)]
         if len(hits) == 1:
             c += m.pair(b.idx, hits[0], "rebuilt dot")
     return c
@@ -242,3 +278,36 @@ def cse_before_simplification(after) -> bool:
             if bc and ("operation_queue_id" in str(bc) or "__triton" in str(bc)):
                 return False
     return True
+
+
+def swap_misfit_dots(m) -> int:
+    """Look-alike dots (same op_name, same rank) paired crosswise: a before dot whose
+    partner's per-device shape cannot hold its value, while another pair's after dot can,
+    and that pair's before dot fits this one's partner. Swap them (each dot computes its
+    own shard; a dot's output is never larger than its global shape)."""
+    from .partition import holds_shape, num_partitions
+    Bn, An = m.before.nodes, m.after.nodes
+    nparts = num_partitions(m.before.module, m.after.module)
+    by_op: dict[str, list[int]] = {}
+    for b in Bn:
+        if b.opcode in ("dot", "convolution") and m.b2a[b.idx] >= 0:
+            by_op.setdefault(b.opcode, []).append(b.idx)
+
+    def fits(b: int, a: int) -> bool:
+        return holds_shape(Bn[b].inst.shape, An[a].inst.shape, nparts)
+
+    c = 0
+    for lst in by_op.values():
+        for x in lst:
+            ax = m.b2a[x]
+            if fits(x, ax):
+                continue
+            for y in lst:
+                ay = m.b2a[y]
+                if y != x and fits(x, ay) and fits(y, ax) and not fits(y, ay):
+                    m.b2a[x], m.b2a[y] = ay, ax
+                    m.a2b[ay], m.a2b[ax] = x, y
+                    m.how[x] = m.how[y] = "shard shape"
+                    c += 1
+                    break
+    return c
