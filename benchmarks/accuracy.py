@@ -45,8 +45,8 @@ def _after(before: Path) -> Path | None:
     return sorted(cands)[0] if cands else None
 
 
-def run_one(d: Path, name: str) -> Comparison:
-    snaps = find_pass_dumps(d, f"jit_{name}")
+def run_one(d: Path, name: str, module: str | None = None) -> Comparison:
+    snaps = find_pass_dumps(d, module or f"jit_{name}")
     bf = find_before_file(snaps)
     before = hlodiff.load(bf)
     after = hlodiff.load(_after(bf))
@@ -66,6 +66,8 @@ def main(argv=None) -> int:
     ap.add_argument("--holdout", choices=["include", "exclude", "only"], default="include")
     ap.add_argument("--data", type=Path, default=DATA,
                     help="root of the dumps (default: $HLODIFF_ZOO_DATA or benchmarks/data/zoo)")
+    ap.add_argument("--module", help="the module traced in each dump directory (default: "
+                    "jit_<program>; e.g. jit_stage for dumps of other drivers)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--results", action="store_true", help="append the tables to RESULTS.md")
     a = ap.parse_args(argv)
@@ -85,7 +87,7 @@ def main(argv=None) -> int:
         t0 = time.time()
         for p in progs:
             try:
-                c = run_one(root / p, p)
+                c = run_one(root / p, p, a.module)
             except Exception as e:  # a dump that cannot be read: say so, go on
                 rows.append((p, None, f"{type(e).__name__}: {e}"))
                 continue

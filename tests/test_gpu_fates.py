@@ -117,13 +117,15 @@ def test_cse_survivor_after_calls_inlined_in_place():
 
 
 def test_unpaired_constant_found_in_its_users_fusion():
-    """constant.14 (and constant.18, identical: CSE) are copied by priority fusion into the
-    kernels of their users; the matcher paired no copy. The copy is the operand of the
+    """constant.14 is copied by priority fusion into the kernels of its users; the matcher
+    paired no copy. The copy is the operand of the
     user's partner holding the same literal: fused, not "simplified away"."""
     _, t, _ = _program("scatter_histogram")
     assert t.info("constant.14").fate == "fused"
     rec = _engine("scatter_histogram", "constant.14")
     assert rec.fate == "fused" and rec.fusion in t.destinations("constant.14")
+    # constant.18, identical: CSE (inside the GPU simplification loop) merged it first
+    assert t.info("constant.18").fate == "merged"
     assert _engine("scatter_histogram", "constant.18").fate == "merged"
 
 
@@ -165,3 +167,26 @@ def test_chain_follows_rename_instructions():
     assert [c[0] for c in t.chain("broadcast.6")] == ["rewritten", "fused"]
     _, t, _ = _program("mlp_gelu_adam")
     assert t.chain("dot_general.7")[-1][:2] == ("fused", "triton-gemm-rewriter")
+
+
+def test_value_read_back_through_a_reshape_lives_in_the_new_instruction():
+    """gather_simplifier rebuilds gather.3 as reshape(gather.4) (dump 0007); reshape-mover
+    then rebuilds select_n.7 as reshape(select_n.5) (dump 0010): the new instruction under
+    the reshape computes the value, the reshape only re-views it."""
+    _, t, _ = _program("gnn_segment_sum")
+    f = t.info("gather.3")
+    assert (f.fate, f.pass_name) == ("rewritten", "gather_simplifier")
+    assert _engine("gnn_segment_sum", "gather.3").fusion in t.destinations("gather.3")
+    f = t.info("select_n.7")
+    assert (f.fate, f.pass_name) == ("rewritten", "reshape-mover")
+    assert _engine("gnn_segment_sum", "select_n.7").fusion in t.destinations("select_n.7")
+
+
+def test_layout_op_taken_out_leaves_its_values_in_its_operand():
+    """algsimp folds transpose.5 (of the parameter a_0_) into a dot (dump 0006): the
+    transpose only re-viewed a_0_'s values, which a_0_ still holds; the dot that now reads
+    them, merged by CSE and fused into a gemm, is a destination too."""
+    _, t, _ = _program("mlp_transposed")
+    dests = t.destinations("transpose.5")
+    assert "a_0_.1" in dests and "gemm_fusion_dot_general.3" in dests
+    assert _engine("mlp_transposed", "transpose.5").after in dests

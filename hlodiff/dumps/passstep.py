@@ -16,6 +16,11 @@ from .passfiles import PassSnapshot
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
+# ops that only re-view their operand's values: a replaced instruction read back through
+# one of them (of a new instruction) has its value computed by that new instruction
+_VIEWS = {"slice", "reshape", "bitcast", "transpose", "copy", "get-tuple-element"}
+# ops that hold exactly their operand's values, re-arranged
+_LAYOUT_ONLY = {"reshape", "bitcast", "copy", "transpose"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -355,15 +360,24 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             rem.into = _canonical_rewrite(cur, added_set, i.opcode, rem.into)
         step.removed.append(rem)
     # Merged into a bigger instruction and read back as a slice of it (dot-merger: two dots
-    # with a common operand become one dot and two slices): the value is computed in the
-    # new instruction as well as held by the slice.
+    # with a common operand become one dot and two slices), or rebuilt as a new instruction
+    # read back through a reshape or get-tuple-element (gather simplifier, reshape-mover,
+    # cuDNN calls): the new instruction computes the value. A layout-only op a pass took
+    # out holds its operand's values, re-viewed: the operand, still there, holds them too.
     for rem in step.removed:
-        sl = ctop.get(rem.into or "")
-        if sl is not None and sl.opcode == "slice" and rem.into in added_set and \
-                sl.operands and sl.operands[0] in added_set:
+        v = ctop.get(rem.into or "")
+        if v is not None and v.opcode in _VIEWS and rem.into in added_set and \
+                v.operands and v.operands[0] in added_set:
             lst = step.copies.setdefault(rem.name, [])
-            if sl.operands[0] not in lst:
-                lst.append(sl.operands[0])
+            if v.operands[0] not in lst:
+                lst.append(v.operands[0])
+        i = ptop[rem.name]
+        if rem.fate == "rewritten" and i.opcode in _LAYOUT_ONLY and i.operands:
+            o = p2c.get(i.operands[0])
+            if o is not None and o in ctop:
+                lst = step.copies.setdefault(rem.name, [])
+                if o not in lst:
+                    lst.append(o)
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
