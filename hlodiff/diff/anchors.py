@@ -12,6 +12,11 @@ an after candidate, the paired nodes reached from both through not yet paired on
 from __future__ import annotations
 
 _DEPTH = 5
+# tuples, their elements and data-movement ops: passes build new ones carrying the op_name
+# of the instruction they serve (algsimp's broadcasts, the loop passes' tuples)
+_PLUMBING = {"tuple", "get-tuple-element", "reshape", "broadcast", "transpose", "convert",
+             "bitcast", "copy", "slice", "concatenate", "pad", "reverse", "bitcast-convert",
+             "iota", "constant"}
 _LIMIT = 40
 
 
@@ -104,3 +109,48 @@ def mark_uncertain_twins(m, fates: list) -> None:
         f.reason = (f"{f.reason}; but repeated code (layers of one loop, copies) leaves "
                     f"{len(kernels)} equally likely places: {', '.join(kernels)}")
         f.after, f.fusion, f.fusion_kind = None, None, None
+
+
+def owned_elsewhere(m):
+    """A test ``other(b, a)``: the after node ``a`` carries the metadata (opcode, op_name)
+    of some *other* before instruction, not ``b``'s. Passes keep an instruction's op_name
+    (fusion copies it into the fused computation, the partitioner onto its shards), so
+    when a remat copy or another layer reads the same parameter as ``b`` does, structure
+    alone (a shared operand or user) would pair ``b`` with its twin; its op_name says
+    which before instruction it came from. Only names some before node of that opcode
+    carries count: new instructions with names of their own are left to structure. Tuples
+    and data movement are plumbing: loop passes give a rebuilt tuple the op_name of the
+    while it replaces, algsimp a new broadcast that of the multiply it simplified, so their
+    op_names say nothing about which value they hold."""
+    keys = {(n.opcode, n.op_name) for n in m.before.nodes
+            if n.op_name and n.alias < 0 and n.opcode not in _PLUMBING}
+
+    def other(b, a) -> bool:
+        return (a.op_name is not None and b.op_name is not None and a.op_name != b.op_name
+                and (a.opcode, a.op_name) in keys)
+    return other
+
+
+def pair_sole_choices(m, chosen: list[tuple[int, list[int]]], how: str) -> None:
+    """Make the (before, after) pairs one step of structural propagation may make.
+
+    ``chosen`` lists, for each open user (or operand) of a paired before node, its
+    candidates among the open users (operands) of the partner. A before node with one
+    open candidate takes it, unless a twin computing another value (another subgraph
+    fingerprint: the other layer's update reading the same learning rate) has that same
+    single candidate: then nothing here tells which twin the after node is, and taking
+    the first in the list would name the wrong layer. Such nodes are left to the later,
+    anchor-aware steps. Identical copies (same fingerprint) still pair the first: CSE
+    keeps the first and the others are merged into it. In order
+    (a pair removes its after node from the later ones' candidates)."""
+    nodes, a2b = m.before.nodes, m.a2b
+    sole: dict[int, set] = {}
+    for x, cand in chosen:
+        if cand and len(set(cand)) == 1:
+            sole.setdefault(cand[0], set()).add(nodes[x].fp)
+    for x, cand in chosen:  # in order: an earlier pair leaves a later node one candidate
+        if m.b2a[x] >= 0:
+            continue
+        cand = [y for y in cand if a2b[y] < 0]
+        if cand and len(set(cand)) == 1 and len(sole.get(cand[0], ())) <= 1:
+            m.pair(x, cand[0], how)

@@ -21,7 +21,7 @@ import re
 
 from collections import defaultdict
 
-from .anchors import best_by_anchors, real_twins
+from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
 from .view import Node, View
 
@@ -171,6 +171,7 @@ def _propagate(m: Matching) -> int:
     b2a, a2b = m.b2a, m.a2b
     start = m.count
     q = m._queue
+    other = owned_elsewhere(m)  # twins' metadata: a candidate that names another before node
     while q:
         bi = q.pop()
         b = Bn[bi]
@@ -184,13 +185,14 @@ def _propagate(m: Matching) -> int:
                         m.pair(x, y, "operand")
             open_a = [y for y in ao if a2b[y] < 0]
             if open_a:
+                chosen = []
                 for x in bo:
                     if b2a[x] >= 0:
                         continue
                     bx = Bn[x]
-                    cand = [y for y in open_a if a2b[y] < 0 and _compatible(bx, An[y])]
-                    if len(cand) == 1 or (cand and len(set(cand)) == 1):
-                        m.pair(x, cand[0], "operand")
+                    chosen.append((x, [y for y in open_a if a2b[y] < 0 and
+                                       _compatible(bx, An[y]) and not other(bx, An[y])]))
+                pair_sole_choices(m, chosen, "operand")
         # users
         bu, au = b.users, a.users
         if bu and au:
@@ -202,12 +204,14 @@ def _propagate(m: Matching) -> int:
                 groups = defaultdict(list)
                 for y in open_a:
                     groups[(An[y].opcode, An[y].mdims)].append(y)
+            chosen: list[tuple[int, list[int]]] = []
             for x in bu:
                 if b2a[x] >= 0:
                     continue
                 bx = Bn[x]
                 pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
-                cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])]
+                cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
+                        and not other(bx, An[y])]
                 if len(cand) > 1:
                     c2 = [y for y in cand if An[y].op_name == bx.op_name]
                     if c2:
@@ -220,8 +224,8 @@ def _propagate(m: Matching) -> int:
                     c2 = [y for y in cand if _agree(m, bx, An[y]) == len(bx.operands)]
                     if c2:
                         cand = c2
-                if len(cand) == 1 or (cand and len(set(cand)) == 1):
-                    m.pair(x, cand[0], "user")
+                chosen.append((x, cand))
+            pair_sole_choices(m, chosen, "user")
     return m.count - start
 
 
