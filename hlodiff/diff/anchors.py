@@ -136,21 +136,24 @@ def pair_sole_choices(m, chosen: list[tuple[int, list[int]]], how: str) -> None:
 
     ``chosen`` lists, for each open user (or operand) of a paired before node, its
     candidates among the open users (operands) of the partner. A before node with one
-    open candidate takes it, unless a twin computing another value (another subgraph
-    fingerprint: the other layer's update reading the same learning rate) has that same
-    single candidate: then nothing here tells which twin the after node is, and taking
+    open candidate takes it, unless a twin (same op_name and source line: repeated code)
+    computing another value (another subgraph fingerprint: the other layer's update
+    reading the same learning rate) has that same single candidate: then nothing here tells which twin the after node is, and taking
     the first in the list would name the wrong layer. Such nodes are left to the later,
     anchor-aware steps. Identical copies (same fingerprint) still pair the first: CSE
     keeps the first and the others are merged into it. In order
     (a pair removes its after node from the later ones' candidates)."""
     nodes, a2b = m.before.nodes, m.a2b
-    sole: dict[int, set] = {}
+    sole: dict[tuple, set] = {}
     for x, cand in chosen:
         if cand and len(set(cand)) == 1:
-            sole.setdefault(cand[0], set()).add(nodes[x].fp)
+            n = nodes[x]
+            sole.setdefault((cand[0], n.op_name, n.src), set()).add(n.fp)
     for x, cand in chosen:  # in order: an earlier pair leaves a later node one candidate
         if m.b2a[x] >= 0:
             continue
         cand = [y for y in cand if a2b[y] < 0]
-        if cand and len(set(cand)) == 1 and len(sole.get(cand[0], ())) <= 1:
+        n = nodes[x]
+        if cand and len(set(cand)) == 1 and \
+                len(sole.get((cand[0], n.op_name, n.src), ())) <= 1:
             m.pair(x, cand[0], how)
