@@ -58,7 +58,9 @@ def _pct(a: int, n: int) -> str:
 
 
 def main(argv=None) -> int:
-    from zoo_programs import HOLDOUT, PROGRAMS
+    import importlib
+    progs = importlib.import_module(os.environ.get("HLODIFF_ZOO_PROGRAMS") or "zoo_programs")
+    HOLDOUT, PROGRAMS = progs.HOLDOUT, progs.PROGRAMS
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", nargs="*", default=list(MODES))

@@ -31,6 +31,15 @@ GPU_PY = os.environ.get("HLODIFF_GPU_PYTHON", "/work/venvs/gpu/bin/python")
 AOT = os.environ.get("HLODIFF_AOT_DUMP", "/work/shared/gpu/aot_dump.py")
 
 
+
+def _programs():
+    """The program set: ``benchmarks/zoo_programs.py``, or the module named by
+    ``$HLODIFF_ZOO_PROGRAMS`` (e.g. ``zoo_unseen_programs``, the second zoo written for a
+    final check and never used for tuning). Children inherit the variable."""
+    import importlib
+    sys.path.insert(0, str(HERE))
+    return importlib.import_module(os.environ.get("HLODIFF_ZOO_PROGRAMS") or "zoo_programs")
+
 def _named(fn, name):
     def wrapped(*a):
         return fn(*a)
@@ -55,7 +64,7 @@ def child(mode: str, name: str) -> None:
     """Compile one program in this process (XLA_FLAGS already set by the parent)."""
     sys.path.insert(0, str(HERE))
     import jax
-    from zoo_programs import PROGRAMS
+    PROGRAMS = _programs().PROGRAMS
     fn, args = PROGRAMS[name][1]()
     if mode == "cpu8":
         import numpy as np
@@ -68,7 +77,7 @@ def child(mode: str, name: str) -> None:
 def gpu_build(mesh):
     """aot_dump.py's MODULE:FUNCTION entry: the program named by $ZOO_PROGRAM on ``mesh``."""
     sys.path.insert(0, str(HERE))
-    from zoo_programs import PROGRAMS
+    PROGRAMS = _programs().PROGRAMS
     name = os.environ["ZOO_PROGRAM"]
     fn, args = PROGRAMS[name][1]()
     return _named(fn, name), tuple(_shard(args, mesh))
@@ -135,7 +144,8 @@ def main(argv=None) -> int:
         child(*a.child)
         return 0
     sys.path.insert(0, str(HERE))
-    from zoo_programs import GPU_SET, PROGRAMS, SHARDED_SET
+    progs = _programs()
+    GPU_SET, PROGRAMS, SHARDED_SET = progs.GPU_SET, progs.PROGRAMS, progs.SHARDED_SET
     names = a.only or {"cpu": list(PROGRAMS), "old": list(PROGRAMS), "gpu": GPU_SET,
                        "cpu8": SHARDED_SET, "gpu8": SHARDED_SET[:5]}[a.mode]
     bad = 0
