@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 import hlodiff
 from hlodiff.cli import main as cli
+from hlodiff.diff import diff_modules
 from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
 
 OLD = Path(__file__).resolve().parent.parent / "fixtures" / "old_passes"
@@ -68,3 +69,22 @@ def test_operands_the_old_constant_folder_left_for_dce_are_folded():
     assert tr.fates["constant.13"].into != tr.fates["constant.9"].into
     # the broadcasts algsimp rebuilt in 0005 are rewritten there, not folded later
     assert tr.fates["broadcast.10"].fate == "rewritten"
+
+
+def test_regrouped_constant_is_not_paired_with_a_look_alike_its_users_do_not_read():
+    """gather_embedding: ``(x * broadcast(constant.6 = 2)) * broadcast(constant.4 =
+    0.03125)``; algsimp regroups it and constant folding makes 0.0625 (``constant.113``
+    after). Another 0.03125 survives: ``constant.116``, the reciprocal of the divisor 32
+    (``multiply.7 = multiply(reduce.3, constant.116)``, op_name .../div), which no partner of
+    constant.4's users reads. constant.4 is folded, not that look-alike."""
+    d = OLD / "gather_embedding"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    res = diff_modules(before, after)
+    entry = before.entry_computation.name
+    f = res.fate_of(entry, "constant.4")
+    assert f.fate == "folded", (f.fate, f.after, f.reason)
+    assert f.after == "constant.113"
+    lit = {i.name: i.literal for i in after.instructions()}
+    assert str(lit["constant.113"]) == "0.0625" and str(lit["constant.116"]) == "0.03125"
+    assert res.fate_of(entry, "constant.6").fate == "folded"
