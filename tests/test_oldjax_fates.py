@@ -88,3 +88,16 @@ def test_regrouped_constant_is_not_paired_with_a_look_alike_its_users_do_not_rea
     lit = {i.name: i.literal for i in after.instructions()}
     assert str(lit["constant.113"]) == "0.0625" and str(lit["constant.116"]) == "0.03125"
     assert res.fate_of(entry, "constant.6").fate == "folded"
+
+
+def test_tuple_taken_apart_by_the_tuple_simplifier_is_rewritten_not_dead():
+    """Dump 0009 (after cse_barrier_expander): ``tuple.32 = tuple(tanh.17, Arg_2.3,
+    multiply.26)`` read by get-tuple-element.34/.35/.36 (the barrier is gone). Dump 0010
+    (tuple simplifier): the get-tuple-elements are forwarded to the elements and tuple.32 is
+    gone with them. It had users when the pass began: rewritten (like a tuple algsimp takes
+    apart), not dead code."""
+    tr = _trace("remat_nothing")
+    f = tr.fates["tuple.32"]
+    assert (f.fate, f.pass_name) == ("rewritten", "tuple-simplifier"), f.history
+    for t in ("tuple.51", "tuple.70"):  # the other two checkpoint barriers' tuples
+        assert tr.fates[t].fate == "rewritten", tr.fates[t].history

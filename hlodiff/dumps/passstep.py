@@ -396,6 +396,15 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
+    if kind == "removed":
+        # a tuple the tuple simplifier took apart: every get-tuple-element reading it was
+        # forwarded to the element in the same pass, so it was not dead code; its values
+        # live on in its elements
+        for rem in step.removed:
+            users = prev.users.get(rem.name)
+            if rem.fate == "removed" and rem.opcode == "tuple" and users and all(
+                    u in by_name and by_name[u].fate == "rewritten" for u, _ in users):
+                rem.fate = "rewritten"
     _forward_views(prev, step.removed, by_name, p2c)
     survivors: dict[tuple, str] | None = None
     for rem in reversed(step.removed):  # post order reversed: users first
