@@ -320,3 +320,17 @@ def test_estimate_replays_xla_assignment_exactly_on_most_fixtures():
 
     exact = [d.name for d in DIRS if simulate(load(_after(d))).peak_bytes == _xla_total(d)]
     assert len(exact) >= 2 * len(DIRS) // 3, exact
+
+
+def test_loop_copy_placed_in_another_elements_gap_older_xla(tmp_path):
+    """JAX 0.4.30's XLA:CPU copies loop state elements in the body and places such a copy in
+    the dead stretch of another element's buffer, which the body's new value then takes over
+    (fixtures/memory_old, made by generate_memory.py with that version)."""
+    d = ROOT / "fixtures" / "memory_old" / "while_bisect"
+    total = int(re.search(r"^Total bytes used: (\d+)",
+                          next(d.glob("*-buffer-assignment.txt")).read_text(), re.M).group(1))
+    f = tmp_path / _after(d).name
+    f.write_bytes(_after(d).read_bytes())
+    out = _json(["memory", f, "--format", "json"])
+    assert out["estimated"] is True
+    assert 0.9 * total <= out["peak_bytes"] <= 1.1 * total, (out["peak_bytes"], total)

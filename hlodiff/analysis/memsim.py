@@ -126,6 +126,8 @@ class _Sim:
         # (result, operand buffer) pairs where the operand is read as another's tuple
         # element: XLA's heap never shares those (its buffer assignment may)
         self.via_element: set[tuple[int, int]] = set()
+        # a loop's state buffer -> the body results written into it (placed there, size 0)
+        self.defined_by: dict[int, list[int]] = {}
         self.post: dict[str, int] = {}  # instruction -> XLA's post-order position
         self.numbered: set[str] = set()
 
@@ -165,6 +167,9 @@ class _Sim:
         for b, r in zip(state, root):
             if r < before or r == b:
                 continue
+            # the element's new value is the body's result r, written into b: what r may
+            # overwrite, the piece of b that r starts may overwrite (XLA colocates them)
+            self.defined_by.setdefault(b, []).append(r)
             buf = self.buffers[b]
             last = buf.end if buf.end >= body_start else body_start - 1
             lo, hi = last + 1, self.buffers[r].start - 1
@@ -626,10 +631,11 @@ def _can_share(sim: _Sim):
         # a user reading it from there (an element of the loop's result) may take it over
         if operand.id in sim.loop_state and (user.id, operand.id) not in sim.via_element:
             return False
-        for k, c, fusion, element in cands.get(user.id, ()):
-            if c == operand.id and (fusion is None
-                                    or _eligible(sim, fusion, k, element, cache)):
-                return True
+        for uid in (user.id, *sim.defined_by.get(user.id, ())):
+            for k, c, fusion, element in cands.get(uid, ()):
+                if c == operand.id and (fusion is None
+                                        or _eligible(sim, fusion, k, element, cache)):
+                    return True
         return False
 
     return can_share
