@@ -475,8 +475,12 @@ class FateBuilder:
         y = m.b2a[b.idx]
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
             y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
+        # (oldjax) a same-valued partner that the partners of b's users do not read is a
+        # look-alike, not b
         if b.opcode == "constant" and self.live[b.idx] and \
-                (y < 0 or A.nodes[y].inst.literal != b.inst.literal) and self._reassociated(b):
+                (y < 0 or A.nodes[y].inst.literal != b.inst.literal or
+                 lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0) and \
+                self._reassociated(b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
             # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
             # after is not this one)

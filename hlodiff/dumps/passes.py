@@ -252,7 +252,7 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
             b = live.get(name)
             if b is not None:
                 fates[b].copies.extend((snap.index, x) for x in fus)
-        if step.changed or step.orphaned:
+        if step.changed or step.orphaned or step.fold_orphans:
             new_live: dict[str, str] = {}
             removed = {r.name: r for r in step.removed}
             for name, b in live.items():
@@ -264,6 +264,12 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
                     f.history.append((snap.index, snap.after_pass,
                                       "fused (original left without users)"))
                     step.fates[b] = "fused"
+                elif name in step.fold_orphans:  # its users folded, itself left for DCE
+                    f.fate, f.pass_name, f.pass_index = "folded", snap.after_pass, snap.index
+                    f.into = step.fold_orphans[name]
+                    f.history.append((snap.index, snap.after_pass,
+                                      "folded (original left without users)"))
+                    step.fates[b] = "folded"
                 elif name in step.renamed:
                     new = step.renamed[name]
                     new_live[new] = b

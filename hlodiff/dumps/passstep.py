@@ -13,6 +13,8 @@ from ..hlo.model import Instruction, Module
 from .partitioning import clone_renames as _clone_renames, unsharded_key as _unsharded
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
+from .foldorphans import folding_orphans
+from .takeover import find_takeovers
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -220,6 +222,9 @@ class PassStep:
     # leaving the top-level original without users (GPU priority fusion leaves such
     # constants for the next DCE): its value now lives in the fusion
     orphaned: dict[str, str] = field(default_factory=dict)
+    # instruction -> what its users were folded into: a constant-folding pass folded all
+    # its users and left it without users for DCE (foldorphans.py)
+    fold_orphans: dict[str, str | None] = field(default_factory=dict)
 
     def removed_by_name(self) -> dict[str, Removal]:
         if self._by_name is None or len(self._by_name) != len(self.removed):
@@ -285,7 +290,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     # renaming) to a removed one. Text order is post order, so operands come first.
     if partitioning and added and removed:
         _clone_renames(prev, cur, removed, added, c2p, step.renamed)
-    if added and removed:
+    taken: dict[str, str] = {}
+    if removed:
         cand: dict[tuple, list[Instruction]] = {}
         for n in removed:
             if n in step.renamed:
@@ -305,6 +311,12 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
+        # a replacement printed under the name of the instruction it replaced
+        taken = find_takeovers(
+            ptop, ctop, added_set, cand, lambda i: _key(i) + (prev.norm_operands(i),),
+            lambda a: _key(a) + (tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o)
+                                       for o in a.operands),))
+        step.renamed.update(taken)
     if partitioning and added and removed:
         _loose_renames(prev, cur, removed, added, c2p, step.renamed)
         for k in [k for k, v in step.renamed.items() if k == v]:
@@ -359,6 +371,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if rem.into is not None and rem.into in added_set:
             rem.into = _canonical_rewrite(cur, added_set, i.opcode, rem.into)
         step.removed.append(rem)
+    for n in taken.values():  # the replaced instruction: its value is now the survivor's
+        i = ptop[n]
+        step.removed.append(Removal(n, i.computation, i.opcode, "rewritten", into=n))
     # Merged into a bigger instruction and read back as a slice of it (dot-merger: two dots
     # with a common operand become one dot and two slices), or rebuilt as a new instruction
     # read back through a reshape or get-tuple-element (gather simplifier, reshape-mover,
@@ -381,6 +396,15 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     # A value whose users were all rewritten in the same pass lives on where they do:
     # algsimp turns transpose(dot(a, b)) into dot(b, a), taking out both at once.
     by_name = {r.name: r for r in step.removed}
+    if kind == "removed":
+        # a tuple the tuple simplifier took apart: every get-tuple-element reading it was
+        # forwarded to the element in the same pass, so it was not dead code; its values
+        # live on in its elements
+        for rem in step.removed:
+            users = prev.users.get(rem.name)
+            if rem.fate == "removed" and rem.opcode == "tuple" and users and all(
+                    u in by_name and by_name[u].fate == "rewritten" for u, _ in users):
+                rem.fate = "rewritten"
     _forward_views(prev, step.removed, by_name, p2c)
     survivors: dict[tuple, str] | None = None
     for rem in reversed(step.removed):  # post order reversed: users first
@@ -402,6 +426,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         outs = {by_name[u].into for u, _ in users if u in by_name}
         if users and all(u in by_name for u, _ in users) and len(outs) == 1:
             rem.into = outs.pop()
+    if kind == "folded":
+        step.fold_orphans = folding_orphans(ptop, ctop, prev.users, cur.users, prev.roots,
+                                            step.removed)
     return step
 
 

@@ -1,0 +1,103 @@
+"""Fates under JAX 0.4.30 (XLA of mid 2024): pass behaviour the current XLA no longer shows.
+
+Fixtures: fixtures/old_passes (fixtures/generate_old_passes.py: snapshots of the zoo dumped
+with JAX 0.4.30 by ``benchmarks/zoo.py --mode old``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import hlodiff
+from hlodiff.cli import main as cli
+from hlodiff.diff import diff_modules
+from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
+
+OLD = Path(__file__).resolve().parent.parent / "fixtures" / "old_passes"
+
+
+def _trace(name: str):
+    snaps = find_pass_dumps(OLD / name, f"jit_{name}")
+    before = hlodiff.load(find_before_file(snaps))
+    return trace(snaps, before)
+
+
+def test_tuple_simplifier_prints_the_survivor_under_the_replaced_name():
+    """Dump 0009: LICM left ``get-tuple-element.45 = get-tuple-element(tuple.239), index=6``
+    (no metadata), tuple.239's operand 6 being ``get-tuple-element.212 =
+    get-tuple-element(while.207), index=4`` (the scan's op_name). Dump 0010, after the tuple
+    simplifier: ``get-tuple-element.45 = get-tuple-element(while.207), index=4`` with
+    get-tuple-element.212's metadata, and no get-tuple-element.212. Its value was not
+    dropped: it is printed under the name it replaced."""
+    tr = _trace("rnn_lstm_scan")
+    for k in range(12):  # get-tuple-element.212 ... .223 -> get-tuple-element.45 ... .56
+        f = tr.fates[f"get-tuple-element.{212 + k}"]
+        assert f.fate == "kept", (f.name, f.fate, f.history)
+        assert f.final_name == f"get-tuple-element.{45 + k}"
+        assert tr.destination(f.name) == f"get-tuple-element.{45 + k}"
+    # an instruction the pass did not touch keeps its own name
+    f = tr.fates["get-tuple-element.211"]
+    assert f.fate == "kept" and f.final_name == "get-tuple-element.211"
+    # the replaced get-tuple-element.45 (made by LICM) is no before instruction
+    assert "get-tuple-element.45" not in tr.fates
+
+
+def test_passes_command_follows_the_taken_over_name():
+    res = CliRunner().invoke(cli, ["passes", str(OLD / "rnn_lstm_scan"),
+                                   "--instruction", "get-tuple-element.212"])
+    assert res.exit_code == 0, res.output
+    assert "renamed to get-tuple-element.45" in res.output
+    assert "removed" not in res.output.splitlines()[0]
+
+
+def test_operands_the_old_constant_folder_left_for_dce_are_folded():
+    """Dump 0005 (algsimp): ``multiply = multiply(constant.13, constant.12)`` (2 * 0.5) and
+    ``multiply.2 = multiply(constant.9, constant.7)`` (3 * 4). Dump 0006 (constant_folding):
+    both are constants now; constant.13/.12/.9/.7 are still there, without users. Dump 0009
+    (dce) drops them. They went into the folded constants (as under the current XLA, whose
+    folder drops them itself), so they are folded at constant_folding, not dead code."""
+    tr = _trace("fold_identities")
+    for c in ("constant.13", "constant.12", "constant.9", "constant.7"):
+        f = tr.fates[c]
+        assert (f.fate, f.pass_name) == ("folded", "constant_folding"), (c, f.history)
+        assert f.into is not None
+    # 2 * 0.5 and 3 * 4 were folded into different constants
+    assert tr.fates["constant.13"].into == tr.fates["constant.12"].into
+    assert tr.fates["constant.9"].into == tr.fates["constant.7"].into
+    assert tr.fates["constant.13"].into != tr.fates["constant.9"].into
+    # the broadcasts algsimp rebuilt in 0005 are rewritten there, not folded later
+    assert tr.fates["broadcast.10"].fate == "rewritten"
+
+
+def test_regrouped_constant_is_not_paired_with_a_look_alike_its_users_do_not_read():
+    """gather_embedding: ``(x * broadcast(constant.6 = 2)) * broadcast(constant.4 =
+    0.03125)``; algsimp regroups it and constant folding makes 0.0625 (``constant.113``
+    after). Another 0.03125 survives: ``constant.116``, the reciprocal of the divisor 32
+    (``multiply.7 = multiply(reduce.3, constant.116)``, op_name .../div), which no partner of
+    constant.4's users reads. constant.4 is folded, not that look-alike."""
+    d = OLD / "gather_embedding"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    res = diff_modules(before, after)
+    entry = before.entry_computation.name
+    f = res.fate_of(entry, "constant.4")
+    assert f.fate == "folded", (f.fate, f.after, f.reason)
+    assert f.after == "constant.113"
+    lit = {i.name: i.literal for i in after.instructions()}
+    assert str(lit["constant.113"]) == "0.0625" and str(lit["constant.116"]) == "0.03125"
+    assert res.fate_of(entry, "constant.6").fate == "folded"
+
+
+def test_tuple_taken_apart_by_the_tuple_simplifier_is_rewritten_not_dead():
+    """Dump 0009 (after cse_barrier_expander): ``tuple.32 = tuple(tanh.17, Arg_2.3,
+    multiply.26)`` read by get-tuple-element.34/.35/.36 (the barrier is gone). Dump 0010
+    (tuple simplifier): the get-tuple-elements are forwarded to the elements and tuple.32 is
+    gone with them. It had users when the pass began: rewritten (like a tuple algsimp takes
+    apart), not dead code."""
+    tr = _trace("remat_nothing")
+    f = tr.fates["tuple.32"]
+    assert (f.fate, f.pass_name) == ("rewritten", "tuple-simplifier"), f.history
+    for t in ("tuple.51", "tuple.70"):  # the other two checkpoint barriers' tuples
+        assert tr.fates[t].fate == "rewritten", tr.fates[t].history
