@@ -356,7 +356,7 @@ def _solver_call(target: str) -> tuple[str, str] | None:
         if target.startswith(prefix):
             rest = target[len(prefix):].removesuffix("_ffi").removesuffix("_batched")
             for key, what in _ROUTINES.items():
-                if rest == key or rest[1:] == key or rest.startswith(key) or rest[1:].startswith(key):
+                if rest.startswith(key) or rest[1:].startswith(key):  # type letter or not
                     return f"{lib} {what}", target
             return f"{lib} call", target
     return None

@@ -476,14 +476,13 @@ def _elementwise_params(fc: Computation, shape: Shape, gpu: bool) -> set[int]:
 
 
 def _element_params(fc: Computation, element: int, gpu: bool,
-                    reduction: bool | None = None) -> set[int]:
-    """Parameters of a multi-output fusion that its output ``element`` may overwrite: the
-    parameter reaches that element through elementwise ops (at the same shape on CPU, as
-    many elements on GPU, bitcasts too) and nothing reads the parameter itself otherwise
-    (what reads it does so at the index the element is written). On CPU, every use of
-    the parameter must lead there elementwise. ``reduction`` (GPU): whether the fusion is
-    a reduction-emitter one (kInput), whose reductions run before any other output is
-    written: XLA's buffer-sharing hint is followed then (:func:`_gpu_share_hint`)."""
+                    reduction: bool = False) -> set[int]:
+    """Parameters of a multi-output fusion that its output ``element`` may overwrite, of the
+    same element type and as many elements. CPU (XLA's generic rule): the parameter has the
+    element's shape and every use of it leads there through elementwise ops. GPU: XLA's
+    buffer-sharing hint (:func:`_gpu_share_hint`); ``reduction``: the fusion is a
+    reduction-emitter one (kInput), whose reductions run before any other output is
+    written."""
     root = fc.root_instruction
     if root.opcode != "tuple" or element >= len(root.operands):
         return set()
@@ -494,35 +493,26 @@ def _element_params(fc: Computation, element: int, gpu: bool,
     for i in fc.instructions:
         for o in i.operands:
             users.setdefault(o, []).append(i)
+    params = [p for p in fc.parameters
+              if not p.shape.is_tuple and p.shape.element_type == shape.element_type
+              and _elements(p.shape) == n]
+    if gpu:
+        return {p.parameter_number for p in params
+                if _gpu_share_hint(fc, p, target, users, reduction)}
 
     def step_ok(u: Instruction) -> bool:
-        if gpu:
-            return (u.opcode == "bitcast" or u.opcode in _ELEMENTWISE) \
-                and _elements(u.shape) == n
         return u.opcode in _ELEMENTWISE and u.shape.dims == shape.dims
 
-    reach: dict[str, bool] = {}  # a path to the element through allowed ops
-    every: dict[str, bool] = {}  # every path leads there (CPU)
+    reach: dict[str, bool] = {}  # a path to the element through elementwise ops
+    every: dict[str, bool] = {}  # every path leads there
     for i in reversed(fc.instructions):
         us = users.get(i.name, [])
         at = i.name == target.name
         reach[i.name] = at or any(step_ok(u) and reach.get(u.name, False) for u in us)
         every[i.name] = at or (bool(us) and all(
             (u is root) or (step_ok(u) and every.get(u.name, False)) for u in us))
-    out = set()
-    for p in fc.parameters:
-        if p.shape.is_tuple or p.shape.element_type != shape.element_type \
-                or _elements(p.shape) != n:
-            continue
-        if gpu and (_gpu_share_hint(fc, p, target, users, reduction) if reduction is not None
-                    else reach.get(p.name) and all(
-                        u.opcode in _ELEMENTWISE and _elements(u.shape) == n
-                        for u in _readers(p, users))):
-            out.add(p.parameter_number)
-        elif not gpu and p.shape.dims == shape.dims and every.get(p.name) \
-                and reach.get(p.name):
-            out.add(p.parameter_number)
-    return out
+    return {p.parameter_number for p in params
+            if p.shape.dims == shape.dims and every.get(p.name) and reach.get(p.name)}
 
 
 def _gpu_share_hint(fc: Computation, param: Instruction, target: Instruction,
@@ -560,15 +550,6 @@ def _gpu_share_hint(fc: Computation, param: Instruction, target: Instruction,
         if any(o != target.name and o in seen for o in root.operands):
             return False
     return found
-
-
-def _readers(p: Instruction, users: dict[str, list[Instruction]]) -> list[Instruction]:
-    """What reads a fused parameter's memory: its users, looking through bitcasts."""
-    out, work = [], [p]
-    while work:
-        for u in users.get(work.pop().name, []):
-            (work if u.opcode == "bitcast" else out).append(u)
-    return out
 
 
 def _cpu_alignment(module: Module) -> int:
@@ -609,8 +590,7 @@ def _eligible(sim: _Sim, fusion: Instruction, k: int, element: int | None,
     if key not in cache:
         fc = sim.m.computation(key[0])
         cache[key] = _elementwise_params(fc, fusion.shape, sim.gpu) if element is None \
-            else _element_params(fc, element, sim.gpu,
-                                 (fusion.fusion_kind == "kInput") if sim.gpu else None)
+            else _element_params(fc, element, sim.gpu, fusion.fusion_kind == "kInput")
     return k in cache[key]
 
 

@@ -55,46 +55,37 @@ def classify_pass(pass_name: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 
+def _reachable(module: Module, roots: list[str], follow=None) -> list[str]:
+    """Computations reached from ``roots`` through the calls of their instructions (only of
+    opcodes in ``follow`` when given), in the order first reached."""
+    seen: dict[str, None] = {}
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in module.by_name:
+            continue
+        seen[name] = None
+        for i in module.by_name[name].instructions:
+            if follow is None or i.opcode in follow:
+                todo.extend(i.calls)
+    return list(seen)
+
+
 def _fused_computations(module: Module) -> set[str]:
     """Computations that hold no top-level code: those reachable from a fusion instruction
     (fused bodies and their callees) and those unreachable from the entry."""
-    out: set[str] = set()
-    todo = [c for i in module.instructions() if i.opcode == "fusion" for c in i.calls]
-    while todo:
-        name = todo.pop()
-        if name in out or name not in module.by_name:
-            continue
-        out.add(name)
-        for i in module.by_name[name].instructions:
-            todo.extend(i.calls)
+    out = set(_reachable(module, [c for i in module.instructions() if i.opcode == "fusion"
+                                  for c in i.calls]))
     # computations nothing reaches from the entry (GPU priority fusion leaves the bodies
     # of fusions it merged away until DCE): their instructions are not top-level code
-    reach: set[str] = set()
-    todo = [module.entry]
-    while todo:
-        name = todo.pop()
-        if name in reach or name not in module.by_name:
-            continue
-        reach.add(name)
-        for i in module.by_name[name].instructions:
-            todo.extend(i.calls)
+    reach = set(_reachable(module, [module.entry]))
     out.update(c.name for c in module.computations if c.name not in reach)
     return out
 
 
 def _scope_computations(module: Module) -> list[str]:
     """The entry and the computations it reaches through call/while/conditional."""
-    seen: list[str] = []
-    todo = [module.entry]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in module.by_name:
-            continue
-        seen.append(name)
-        for i in module.by_name[name].instructions:
-            if i.opcode in _CONTROL_FLOW:
-                todo.extend(i.calls)
-    return seen
+    return _reachable(module, [module.entry], _CONTROL_FLOW)
 
 
 def _ignored_attrs() -> set[str]:
