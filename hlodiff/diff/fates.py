@@ -233,12 +233,20 @@ class FateBuilder:
         nodes = B.nodes
         gone: set[int] = set()
         out: set[int] = set()
+        grouped = set(surv) | set(surv.values())
         for n in reversed(nodes):
             i = n.idx
             if n.alias >= 0 or m.b2a[i] >= 0 or not live[i] or n.opcode == "parameter":
                 continue
             if fold[i] and (n.opcode not in NOT_FOLDED or self._folds_reshape(n)):
                 continue  # folded, not simplified
+            if cv[i] and not fold[i] and gpu_cse.iota_rebuilt(B, n):
+                gone.add(i)  # gpu2: algsimp turns reshape/broadcast(iota) into an iota
+                out.add(i)
+                continue
+            if cv[i] and not fold[i] and self.gpu_cse and i in grouped and \
+                    not gpu_cse.iota_view(B, n):
+                continue  # gpu2: the first algsimp round leaves it; CSE merges (gpu_cse.py)
             if cv[i] and not fold[i]:
                 k = surv.get(i)
                 if k is not None and m.b2a[k] >= 0 and \

@@ -105,3 +105,26 @@ def post_order(B: View) -> dict[int, int]:
             on_stack[i] = 0
             rank[i] = len(rank)
     return rank
+
+
+def iota_rebuilt(B: View, n: Node) -> bool:
+    """An iota read only by reshapes and broadcasts: algebraic simplification rewrites
+    ``reshape(iota)`` and ``broadcast(iota)`` as a new iota of the result's shape (or a
+    mixed-radix sum of iotas) in its first round, so the old iota loses its users before
+    CSE could merge it with an identical one (gpt_rope_adamw's H100 dump 0010: ``iota.20``
+    gone, ``iota.38 = s32[16,1] iota()`` in its reshape's place)."""
+    return n.opcode == "iota" and bool(n.users) and all(
+        B.nodes[u].opcode in ("reshape", "broadcast") for u in n.users)
+
+
+def iota_view(B: View, n: Node) -> bool:
+    """A reshape/broadcast over an iota (through other reshapes/broadcasts): algsimp rebuilds
+    it as an iota of its own shape (moe_capacity's dump 0017: ``eq.14 = broadcast(reshape(
+    broadcast(iota)))`` -> ``iota.16``), so CSE does not merge it as it stands."""
+    for _ in range(6):
+        if n.opcode not in ("reshape", "broadcast") or not n.raw_operands:
+            return False
+        n = B.nodes[n.raw_operands[0]]
+        if n.opcode == "iota":
+            return True
+    return False
