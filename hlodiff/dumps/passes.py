@@ -252,7 +252,7 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
             b = live.get(name)
             if b is not None:
                 fates[b].copies.extend((snap.index, x) for x in fus)
-        if step.changed or step.orphaned or step.fold_orphans:
+        if step.changed or step.orphaned or step.fold_orphans or step.rebuilt_orphans:
             new_live: dict[str, str] = {}
             removed = {r.name: r for r in step.removed}
             for name, b in live.items():
@@ -270,6 +270,12 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
                     f.history.append((snap.index, snap.after_pass,
                                       "folded (original left without users)"))
                     step.fates[b] = "folded"
+                elif name in step.rebuilt_orphans:  # gpu2: a view whose users were forwarded
+                    f.fate, f.pass_name, f.pass_index = "rewritten", snap.after_pass, snap.index
+                    f.into = step.rebuilt_orphans[name]
+                    f.history.append((snap.index, snap.after_pass,
+                                      "rewritten (users forwarded to what it viewed; left for DCE)"))
+                    step.fates[b] = "rewritten"
                 elif name in step.renamed:
                     new = step.renamed[name]
                     new_live[new] = b

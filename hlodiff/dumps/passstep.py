@@ -14,6 +14,7 @@ from .partitioning import clone_renames as _clone_renames, unsharded_key as _uns
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
+from .passorphans import inlined_projections, rebuilt_orphans
 from .takeover import find_takeovers
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
@@ -216,6 +217,9 @@ class PassStep:
     # instruction -> what its users were folded into: a constant-folding pass folded all
     # its users and left it without users for DCE (foldorphans.py)
     fold_orphans: dict[str, str | None] = field(default_factory=dict)
+    # instruction -> the operand holding its value: rebuilt in place by this pass under its
+    # own name and left without users (passorphans.py)
+    rebuilt_orphans: dict[str, str | None] = field(default_factory=dict)
 
     def removed_by_name(self) -> dict[str, Removal]:
         if self._by_name is None or len(self._by_name) != len(self.removed):
@@ -250,6 +254,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                if n not in ctop or ctop[n].opcode != i.opcode]
     added = [n for n, i in ctop.items()
              if n not in ptop or ptop[n].opcode != i.opcode]
+    if kind == "rewritten":  # gpu2: a view whose users were forwarded (passorphans.py)
+        step.rebuilt_orphans = rebuilt_orphans(prev, cur, _same_values)
     if not removed and not added:
         return step
     same: dict[str, str] = {}
@@ -308,6 +314,11 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             lambda a: _key(a) + (tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o)
                                        for o in a.operands),))
         step.renamed.update(taken)
+        if kind == "inlined":  # gpu2: call#i -> inlined root#i (passorphans.py)
+            for n, c in inlined_projections(prev, cur, removed, added_set,
+                                            step.renamed).items():
+                c2p[c] = n
+                step.renamed[n] = c
     if partitioning and added and removed:
         _loose_renames(prev, cur, removed, added, c2p, step.renamed)
         for k in [k for k, v in step.renamed.items() if k == v]:

@@ -1,0 +1,86 @@
+"""Two things newer XLA (jax 0.11) prints that the pass walk must follow (gpu2).
+
+**A view whose users were forwarded, left without users.** Algebraic simplification may replace an
+instruction by a new one that keeps the old name (and opcode) and then take the new one's
+users away in the same pass. Real H100 dumps of ``mlp_step`` (jax 0.11.2): dump 0004 has
+``%add.13 = f32[128]{0} reshape(%broadcast_in_dim.13)`` read by
+``%add.14 = broadcast(%add.13)``; after algsimp (dumps 0011..0013) it is
+``%add.13 = f32[128]{0} reshape(%params_0__1_.1)`` at the end of the computation with no
+user, and ``%add.14 = broadcast(%params_0__1_.1)``; the next DCE (dump 0014) deletes it.
+Earlier, dynamic-dimension-simplifier (dump 0009) already made ``add.14`` read
+``%params_0__1_.1`` (what ``add.13`` viewed through ``broadcast_in_dim.13``) and left
+``add.13`` without users. Its value was forwarded, not dead code: ``rewritten`` in the
+pass that forwarded its users, its value in the instruction they read now.
+
+**Implicit get-tuple-elements of calls.** The new HLO printer writes a call's tuple element
+as ``%call#1`` (no get-tuple-element instruction of its own). When the call inliner inlines
+the call, ``%jvp_jit_log_softmax__.4#0`` becomes ``%tuple.0#0``: the same projection, now of
+the inlined callee's root tuple (``mlp_step`` dumps 0002 -> 0003: ``mul.12 =
+multiply(..., %jvp_jit_log_softmax__.4#0)`` -> ``multiply(..., %tuple.0#0)``). It is a
+rename, as an explicit get-tuple-element keeps its name when its operand is inlined; the
+tuple simplifier / algsimp later forwards it.
+"""
+
+from __future__ import annotations
+
+
+def rebuilt_orphans(prev, cur, views) -> dict[str, str | None]:
+    """Name -> the instruction now holding its value, for each top-level view (reshape,
+    bitcast, copy, identity transpose/broadcast, as ``views(i, operand)`` says) of ``prev``
+    still in ``cur`` under its name, that had users and has none now (and is no root),
+    because the pass made every user that is left read the value it viewed instead (its
+    operand, or further down a chain of such views): the view was forwarded, not dead."""
+    out: dict[str, str | None] = {}
+    for n, i in prev.top.items():
+        if not i.operands or not prev.users.get(n) or cur.users.get(n):
+            continue
+        c = cur.top.get(n)
+        if c is None or c.opcode != i.opcode or cur.roots.get(c.computation) == n or \
+                prev.roots.get(i.computation) == n:
+            continue
+        srcs: list[str] = []
+        x = i
+        while x is not None and x.operands and len(srcs) < 8:
+            o = prev.top.get(x.operands[0])
+            if o is None or not views(x, o):
+                break
+            srcs.append(o.name)
+            x = o
+        if not srcs:
+            continue
+        into = None
+        for u, _ in prev.users[n]:
+            cu = cur.top.get(u)
+            if cu is None:
+                continue
+            hit = [s for s in srcs if s in cu.operands]
+            if not hit:
+                into = None
+                break
+            into = hit[0]
+        if into is not None:
+            out[n] = into
+    return out
+
+
+def inlined_projections(prev, cur, removed: list[str], added: set[str],
+                        renamed: dict[str, str]) -> dict[str, str]:
+    """``call#i`` -> ``root#i`` for implicit get-tuple-elements of a call the inliner
+    replaced by its callee's (renamed) root tuple."""
+    out: dict[str, str] = {}
+    for n in removed:
+        if "#" not in n or n in renamed:
+            continue
+        base, _, idx = n.rpartition("#")
+        call = prev.top.get(base)
+        if call is None or call.opcode != "call" or not call.calls or base in cur.top:
+            continue
+        root = prev.roots.get(call.calls[0])
+        if root is None:
+            continue
+        cand = f"{renamed.get(root, root)}#{idx}"
+        c = cur.top.get(cand)
+        if cand in added and c is not None and c.opcode == "get-tuple-element" and \
+                c.shape.dims_text == prev.top[n].shape.dims_text:
+            out[n] = cand
+    return out

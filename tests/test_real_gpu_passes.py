@@ -1,0 +1,48 @@
+"""The pass walk on a real H100 dump written by jax 0.11.2's XLA (fixtures/gpu_real_passes,
+fixtures/select_real_gpu_passes.py): what its printer and passes do that older ones did not
+(hlodiff/dumps/passorphans.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import hlodiff
+from hlodiff.cli import main as cli
+from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "gpu_real_passes" / "mlp_step"
+
+
+def _trace():
+    snaps = find_pass_dumps(D, "jit_mlp_step")
+    return trace(snaps, hlodiff.load(find_before_file(snaps)))
+
+
+def test_view_whose_users_were_forwarded_is_rewritten_not_dead():
+    # dump 0009: add.14 = broadcast(params_0__1_.1), add.13 = reshape(broadcast_in_dim.13)
+    # moved to the end without users; dump 0014 (DCE) deletes it
+    t = _trace()
+    f = t.fates["add.13"]
+    assert (f.fate, f.pass_name) == ("rewritten", "dynamic-dimension-simplifier")
+    assert f.into == "params_0__1_.1"
+    assert t.fates["add.12"].fate == "rewritten"
+
+
+def test_implicit_get_tuple_element_follows_the_inlined_call():
+    # dump 0003: multiply(..., %jvp_jit_log_softmax__.4#0) -> multiply(..., %tuple.0#0)
+    t = _trace()
+    for k in range(3):
+        f = t.fates[f"jvp_jit_log_softmax__.4#{k}"]
+        assert f.fate == "rewritten" and f.pass_name == "algsimp", (k, f.fate, f.pass_name)
+        assert any("renamed to tuple.0#" in ev for _, _, ev in f.history)
+    assert t.fates["jvp_jit_log_softmax__.4"].fate == "inlined"
+
+
+def test_passes_command_tells_the_forwarded_view():
+    r = CliRunner().invoke(cli, ["passes", str(D), "--module", "jit_mlp_step",
+                                 "--instruction", "add.13"])
+    assert r.exit_code == 0, r.output
+    assert "rewritten by dynamic-dimension-simplifier" in r.output
+    assert "params_0__1_.1" in r.output
