@@ -66,8 +66,10 @@ def rebuilt_orphans(prev, cur, views) -> dict[str, str | None]:
 def inlined_projections(prev, cur, removed: list[str], added: set[str],
                         renamed: dict[str, str]) -> dict[str, str]:
     """``call#i`` -> ``root#i`` for implicit get-tuple-elements of a call the inliner
-    replaced by its callee's (renamed) root tuple."""
-    out: dict[str, str] = {}
+    replaced by its callee's root tuple: the root's rename, else the tuple that the
+    call's surviving users read in its place (``root#j`` for some element j)."""
+    base_of: dict[str, str] = {}  # removed call -> the tuple that took its place
+    todo: list[tuple[str, str, str]] = []
     for n in removed:
         if "#" not in n or n in renamed:
             continue
@@ -75,12 +77,26 @@ def inlined_projections(prev, cur, removed: list[str], added: set[str],
         call = prev.top.get(base)
         if call is None or call.opcode != "call" or not call.calls or base in cur.top:
             continue
-        root = prev.roots.get(call.calls[0])
-        if root is None:
+        todo.append((n, base, idx))
+        if base in base_of:
             continue
-        cand = f"{renamed.get(root, root)}#{idx}"
+        root = prev.roots.get(call.calls[0])
+        if root is not None and f"{renamed.get(root, root)}#{idx}" in added:
+            base_of[base] = renamed.get(root, root)
+            continue
+        for u, k in prev.users.get(n, ()):
+            cu = cur.top.get(u)
+            if cu is not None and k < len(cu.operands) and cu.operands[k] in added and \
+                    cu.operands[k].endswith(f"#{idx}"):
+                base_of[base] = cu.operands[k].rpartition("#")[0]
+                break
+    out: dict[str, str] = {}
+    for n, base, idx in todo:
+        y = base_of.get(base)
+        cand = f"{y}#{idx}"
         c = cur.top.get(cand)
-        if cand in added and c is not None and c.opcode == "get-tuple-element" and \
+        if y is not None and cand in added and c is not None and \
+                c.opcode == "get-tuple-element" and \
                 c.shape.dims_text == prev.top[n].shape.dims_text:
             out[n] = cand
     return out
