@@ -46,3 +46,15 @@ def test_passes_command_tells_the_forwarded_view():
     assert r.exit_code == 0, r.output
     assert "rewritten by dynamic-dimension-simplifier" in r.output
     assert "params_0__1_.1" in r.output
+
+
+def test_fusion_merged_into_a_multi_output_fusion_names_it():
+    # diffusion_block (deviceless H100, fixtures/select_pass_pairs.py) dump 0059:
+    # multi_output_fusion removes fusion.28; fusion.5 returns a tuple and fusion.46 reads
+    # get-tuple-element.21 (element 1 of fusion.5)
+    d = D.parent.parent / "gpu_pass_pairs" / "diffusion_block"
+    t = trace(find_pass_dumps(d, "jit_diffusion_block"))
+    f = t.fates["fusion.28"]
+    assert (f.fate, f.pass_name) == ("fused", "multi_output_fusion")
+    assert f.fusion == "fusion.5"
+    assert t.destinations("fusion.28") == ["fusion.5"]

@@ -100,3 +100,20 @@ def inlined_projections(prev, cur, removed: list[str], added: set[str],
                 c.shape.dims_text == prev.top[n].shape.dims_text:
             out[n] = cand
     return out
+
+
+def multi_output_homes(cur, removed: list) -> None:
+    """A fusion that multi-output fusion merged into another one is read back through a
+    get-tuple-element of the merged fusion: that fusion computes its value. (diffusion_block's
+    H100 dump 0059: ``%fusion.28`` gone, ``%fusion.5`` now returns a tuple and
+    ``%fusion.46`` reads ``%get-tuple-element.21``, element 1 of ``%fusion.5``.) Sets
+    ``fusion`` of such removals, which named only the get-tuple-element."""
+    for rem in removed:
+        if rem.fate != "fused" or rem.fusion is not None or rem.into is None:
+            continue
+        g = cur.top.get(rem.into)
+        if g is None or g.opcode != "get-tuple-element" or not g.operands:
+            continue
+        f = cur.top.get(g.operands[0])
+        if f is not None and f.opcode == "fusion":
+            rem.fusion = f.name

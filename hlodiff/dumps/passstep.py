@@ -14,7 +14,7 @@ from .partitioning import clone_renames as _clone_renames, unsharded_key as _uns
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
-from .passorphans import inlined_projections, rebuilt_orphans
+from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
@@ -408,6 +408,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                     u in by_name and by_name[u].fate == "rewritten" for u, _ in users):
                 rem.fate = "rewritten"
     _forward_views(prev, step.removed, by_name, p2c)
+    if kind == "fused":  # gpu2: merged into a multi-output fusion (passorphans.py)
+        multi_output_homes(cur, step.removed)
     survivors: dict[tuple, str] | None = None
     for rem in reversed(step.removed):  # post order reversed: users first
         if rem.into is not None or rem.fate not in ("rewritten", "merged"):
