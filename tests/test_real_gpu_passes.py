@@ -58,3 +58,10 @@ def test_fusion_merged_into_a_multi_output_fusion_names_it():
     assert (f.fate, f.pass_name) == ("fused", "multi_output_fusion")
     assert f.fusion == "fusion.5"
     assert t.destinations("fusion.28") == ["fusion.5"]
+
+
+def test_implicit_tuple_element_destination_names_its_instruction_too():
+    from hlodiff.dumps.passorphans import implicit_tuple_sources
+    assert implicit_tuple_sources(["cudnn-conv-bias-activation.10#0", "fusion.3"]) == \
+        ["cudnn-conv-bias-activation.10#0", "cudnn-conv-bias-activation.10", "fusion.3"]
+    assert implicit_tuple_sources(["get-tuple-element.15.0"]) == ["get-tuple-element.15.0"]

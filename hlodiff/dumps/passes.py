@@ -28,6 +28,7 @@ from .partitioning import partitioning as _partitioning
 # re-exported: the public names of pass-by-pass dumps live here
 from .passfiles import PassSnapshot, find_before_file, find_pass_dumps  # noqa: F401
 from .passfiles import parse_pass_filename  # noqa: F401
+from .passorphans import implicit_tuple_sources
 from .passstep import PassStep, Removal, classify_pass  # noqa: F401
 from .passstep import _diff_step, _scope_computations, _Snap
 
@@ -154,7 +155,7 @@ class PassTrace:
             for x in self._follow_all(fusion, at, memo, 0):
                 if x not in out:
                     out.append(x)
-        return out
+        return implicit_tuple_sources(out)  # gpu2: %x#0 is element 0 of x (passorphans.py)
 
     def _follow_all(self, cur: str, after_index: int, memo: dict, depth: int) -> list[str]:
         key = (cur, after_index)

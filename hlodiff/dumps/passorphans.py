@@ -117,3 +117,16 @@ def multi_output_homes(cur, removed: list) -> None:
         f = cur.top.get(g.operands[0])
         if f is not None and f.opcode == "fusion":
             rem.fusion = f.name
+
+
+def implicit_tuple_sources(names: list[str]) -> list[str]:
+    """``names`` plus, after each implicit get-tuple-element ``x#i`` (jax 0.11's printer: no
+    instruction of its own, element i of ``x``), the instruction ``x`` whose result it is:
+    the cuDNN call of ``%cudnn-conv-bias-activation.10#0`` (convnet_step's real H100 dump)
+    holds the convolution's value as much as the projection the final text reads it by."""
+    out = list(names)
+    for x in names:
+        base, sep, idx = x.rpartition("#")
+        if sep and idx.isdigit() and base and base not in out:
+            out.insert(out.index(x) + 1, base)
+    return out
