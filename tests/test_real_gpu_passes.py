@@ -65,3 +65,19 @@ def test_implicit_tuple_element_destination_names_its_instruction_too():
     assert implicit_tuple_sources(["cudnn-conv-bias-activation.10#0", "fusion.3"]) == \
         ["cudnn-conv-bias-activation.10#0", "cudnn-conv-bias-activation.10", "fusion.3"]
     assert implicit_tuple_sources(["get-tuple-element.15.0"]) == ["get-tuple-element.15.0"]
+
+
+def test_producer_copied_flattened_into_a_gemm_kernel_is_fused():
+    # moe_top1 (deviceless H100, fixtures/select_pass_pairs.py): dump 0042 has
+    # sub.12 = f32[1,32,16] subtract(...); the Triton gemm rewriter (dump 0043) takes it
+    # into gemm_fusion_dot.8 (an f32[32,16] kernel): fused, not "rebuilt on reshaped operands"
+    from hlodiff.diff import diff_modules
+    d = D.parent.parent / "gpu_pass_pairs" / "moe_top1"
+    snaps = [s for s in find_pass_dumps(d, "jit_moe_top1")]
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    assert (t.fates["sub.12"].fate, t.fates["sub.12"].pass_name) == \
+        ("fused", "triton-gemm-rewriter")
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    f = diff_modules(before, after).fate_of("sub.12")
+    assert (f.fate, f.fusion, f.fusion_kind) == ("fused", "gemm_fusion_dot.8", "kCustom")

@@ -531,6 +531,11 @@ class FateBuilder:
                 f.fate = "removed"
                 f.reason = (f"{b.opcode} moved across a reduce/broadcast by algebraic "
                             f"simplification ({b.dims} -> {a.dims}); the original became dead")
+            elif self.gpu_cse and a.opcode == b.opcode and not same_dims and \
+                    gemm_fates.flattened_in_gemm(A, b, a):  # gpu2
+                f.fate = "fused"
+                f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion} (the gemm "
+                            f"kernel's copy, flattened {b.dims} -> {a.dims})")
             elif a.opcode == b.opcode and not same_dims and not changed_attrs:
                 # same operation on a reshaped value: reshape-mover/algsimp rebuilt it
                 f.fate = "rewritten"

@@ -76,3 +76,17 @@ def folded_into_dots(B, b: Node) -> bool:
     into the dot's dimension numbers, so its value now lives where the dot's does."""
     return b.opcode == "transpose" and len(b.users) == 1 and \
         B.nodes[b.users[0]].opcode == "dot"
+
+
+def flattened_in_gemm(A, b: Node, a: Node) -> bool:
+    """``a`` (b's partner, same opcode, other dimensions) is a producer copy inside a Triton
+    gemm fusion: the gemm fusion pass copies an operand's producers into the kernel on the
+    dot's rank-2 operand shape (bitcasts), so the copy holds b's elements flattened
+    (mlp_mixer's H100 dumps: ``mul.153 = f32[8,12,16] broadcast`` fused by priority fusion
+    into ``fusion.127`` and copied as an f32[96,16] broadcast into ``gemm_fusion_dot.2``)."""
+    if a.fusion < 0 or b.opcode in ("dot", "convolution") or b.inst.shape.is_tuple or \
+            a.inst.shape.is_tuple:
+        return False
+    f = A.nodes[a.fusion]
+    return f.inst.fusion_kind == "kCustom" and \
+        a.inst.shape.num_elements == b.inst.shape.num_elements
