@@ -81,3 +81,20 @@ def test_producer_copied_flattened_into_a_gemm_kernel_is_fused():
     after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
     f = diff_modules(before, after).fate_of("sub.12")
     assert (f.fate, f.fusion, f.fusion_kind) == ("fused", "gemm_fusion_dot.8", "kCustom")
+
+
+def test_constants_of_a_division_chain_are_folded():
+    # bf16_loss_scaling (deviceless H100, fixtures/select_pass_pairs.py): algsimp makes
+    # x / 1024 a multiplication by 1/1024 and regroups (x * (1/1024)) * 0.01; constant
+    # folding (dump 0009) then evaluates the constant part: constant.14 (0.01) and
+    # constant.21 (1024, in (s / 128) * 1024) are folded, not fused or merged
+    from hlodiff.diff import diff_modules
+    d = D.parent.parent / "gpu_pass_pairs" / "bf16_loss_scaling"
+    snaps = find_pass_dumps(d, "jit_bf16_loss_scaling")
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    for name in ("constant.13", "constant.14", "constant.21"):
+        assert (t.fates[name].fate, t.fates[name].pass_name) == ("folded", "constant_folding")
+        assert r.fate_of(name).fate == "folded", (name, r.fate_of(name).fate)

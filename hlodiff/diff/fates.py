@@ -188,19 +188,22 @@ class FateBuilder:
         if not cv[b.idx]:
             return False
         srcs = [b.idx] + [u for u in b.users if B.nodes[u].opcode == "broadcast"]
+        op = folding.scaling_op  # gpu2: x / c is x * (1/c) to algsimp
         for u in (u for x in srcs for u in B.nodes[x].users):
             un = B.nodes[u]
-            if un.opcode not in ("multiply", "add") or len(un.operands) != 2:
-                continue
-            other = un.operands[1] if un.operands[0] == b.idx else un.operands[0]
+            k = op(B, cv, un)
+            if k not in ("multiply", "add") or len(un.operands) != 2 or \
+                    (un.opcode == "divide" and un.operands[1] in srcs):
+                continue  # (a constant divisor becomes its reciprocal first: rewritten)
+            other = un.operands[1] if un.operands[0] in srcs else un.operands[0]
             on = B.nodes[other]
             if cv[other]:
                 continue
-            if on.opcode == un.opcode and any(cv[o] for o in on.operands):
+            if op(B, cv, on) == k and any(cv[o] for o in on.operands):
                 return True  # (x op c1) op b
             for w in un.users:
                 wn = B.nodes[w]
-                if wn.opcode == un.opcode and any(cv[o] and o != u for o in wn.operands):
+                if op(B, cv, wn) == k and any(cv[o] and o != u for o in wn.operands):
                     return True  # (x op b) op c2
         return False
 

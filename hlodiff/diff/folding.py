@@ -36,3 +36,15 @@ def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
         if users and all(folds[u] or out[u] for u in users):
             out[i] = 1
     return out
+
+
+def scaling_op(B: View, cv: bytearray, n) -> str:
+    """The opcode algebraic simplification sees when it regroups constant chains: a
+    floating-point division by a compile-time constant is a multiplication by its
+    reciprocal (``x / c`` -> ``x * (1/c)``), which then joins ``(x * c1) * c2`` regrouping
+    and constant folding (bf16_loss_scaling's H100 dump 0009: ``(x / 1024) * 0.01`` becomes
+    ``x * 9.76562478e-06``; ``(s / 128) * 1024`` becomes ``s * 8``)."""
+    if n.opcode == "divide" and len(n.operands) == 2 and cv[n.operands[1]] and \
+            not cv[n.operands[0]] and n.dims.split("[", 1)[0] in ("f16", "bf16", "f32", "f64"):
+        return "multiply"
+    return n.opcode
