@@ -98,3 +98,20 @@ def test_constants_of_a_division_chain_are_folded():
     for name in ("constant.13", "constant.14", "constant.21"):
         assert (t.fates[name].fate, t.fates[name].pass_name) == ("folded", "constant_folding")
         assert r.fate_of(name).fate == "folded", (name, r.fate_of(name).fate)
+
+
+def test_sanitized_constant_is_kept_and_rebuilt_while_is_named():
+    # kv_decode_loop (deviceless H100): rename-instructions (dump 0044) makes constant.19
+    # constant.19.0, sanitize-constant-names (dump 0068) constant_19_0: kept. The while-loop
+    # simplifier (dump 0015) drops an element of while.8's state; the loop lives on as
+    # while.1 (the after module's only while)
+    from hlodiff.diff import diff_modules
+    d = D.parent.parent / "gpu_pass_pairs" / "kv_decode_loop"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    c = r.fate_of("constant.19")
+    assert (c.fate, c.after) == ("kept", "constant_19_0")
+    w = r.fate_of("while.8")
+    assert (w.fate, w.after) == ("rewritten", "while.1")
+    assert "while-loop simplifier" in w.reason

@@ -502,6 +502,8 @@ class FateBuilder:
             return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
+        if y < 0 and b.opcode == "while" and self.live[b.idx]:  # gpu2: loop state changed
+            y = self._loop_partner(b)
         if y < 0 and self.gpu_cse and self.live[b.idx]:  # gpu helper: fused constant copies
             y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
         if y >= 0:
@@ -543,6 +545,9 @@ class FateBuilder:
                 # same operation on a reshaped value: reshape-mover/algsimp rebuilt it
                 f.fate = "rewritten"
                 f.reason = f"{b.opcode} rebuilt on reshaped operands ({b.dims} -> {a.dims})"
+                if b.opcode == "while":  # gpu2
+                    f.reason = (f"while loop rebuilt as {a.name} by the while-loop "
+                                f"simplifier (loop state {b.dims} -> {a.dims})")
                 if part:
                     f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:

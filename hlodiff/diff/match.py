@@ -23,6 +23,7 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
+from . import gpunames
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
@@ -127,12 +128,17 @@ def _names(m: Matching) -> int:
                 renamed[stem] = n.idx
     c = 0
     An = m.after.nodes
+    consts = None
     for b in _live(m.before.nodes):
         if b.site is not None or m.b2a[b.idx] >= 0 or b.opcode == "parameter":
             continue
         y = by_name.get(b.name)
         if y is None and b.name not in dup:
             y = renamed.get(b.name)
+        if y is None and b.opcode == "constant":  # gpu2: sanitize-constant-names (gpunames.py)
+            if consts is None:
+                consts = gpunames.constants_by_sanitized_name(An)
+            y = consts.get(gpunames.sanitized(b.name))
         if y is not None and An[y].alias >= 0 and b.opcode != "get-tuple-element":
             continue
         if y is None or b.name in dup or m.a2b[y] >= 0:
