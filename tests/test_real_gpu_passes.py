@@ -53,7 +53,8 @@ def test_fusion_merged_into_a_multi_output_fusion_names_it():
     # multi_output_fusion removes fusion.28; fusion.5 returns a tuple and fusion.46 reads
     # get-tuple-element.21 (element 1 of fusion.5)
     d = D.parent.parent / "gpu_pass_pairs" / "diffusion_block"
-    t = trace(find_pass_dumps(d, "jit_diffusion_block"))
+    snaps = find_pass_dumps(d, "jit_diffusion_block")
+    t = trace(snaps, hlodiff.load(snaps[0].path))
     f = t.fates["fusion.28"]
     assert (f.fate, f.pass_name) == ("fused", "multi_output_fusion")
     assert f.fusion == "fusion.5"
@@ -115,3 +116,18 @@ def test_sanitized_constant_is_kept_and_rebuilt_while_is_named():
     w = r.fate_of("while.8")
     assert (w.fate, w.after) == ("rewritten", "while.1")
     assert "while-loop simplifier" in w.reason
+
+
+def test_divisor_constant_and_inlined_constant_on_gpu():
+    # diffusion_block (deviceless H100, jax 0.10.2). _var.6's constant.19 is only a divisor:
+    # algsimp (dump 0007) makes x / c a multiplication by a new reciprocal, so it is
+    # rewritten there, not folded with a look-alike. _where_3.14's constant.28 is copied by
+    # the call inliner and merged by the first CSE (dump 0010), although the select reading
+    # it is rebuilt on the inlined call's inputs.
+    from hlodiff.diff import diff_modules
+    d = D.parent.parent / "gpu_pass_pairs" / "diffusion_block"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    assert r.fate_of("_var.6", "constant.19").fate == "rewritten"
+    assert r.fate_of("_where_3.14", "constant.28").fate == "merged"

@@ -247,6 +247,10 @@ class FateBuilder:
                 gone.add(i)  # gpu2: algsimp turns reshape/broadcast(iota) into an iota
                 out.add(i)
                 continue
+            if self.gpu_cse and folding.divisor_only(B, cv, n):
+                gone.add(i)  # gpu2: algsimp makes it a reciprocal before CSE (folding.py)
+                out.add(i)
+                continue
             if cv[i] and not fold[i] and self.gpu_cse and i in grouped and \
                     not gpu_cse.iota_view(B, n):
                 continue  # gpu2: the first algsimp round leaves it; CSE merges (gpu_cse.py)
@@ -263,7 +267,7 @@ class FateBuilder:
                 if n.users and all(u in gone for u in n.users):
                     gone.add(i)
                     out.add(i)
-            elif i not in surv:
+            elif i not in surv and not (self.gpu_cse and self.untraced[i]):  # gpu2: inlined
                 gone.add(i)
         return out
 

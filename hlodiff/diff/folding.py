@@ -48,3 +48,22 @@ def scaling_op(B: View, cv: bytearray, n) -> str:
             not cv[n.operands[0]] and n.dims.split("[", 1)[0] in ("f16", "bf16", "f32", "f64"):
         return "multiply"
     return n.opcode
+
+
+def divisor_only(B: View, cv: bytearray, n) -> bool:
+    """A constant (or a broadcast of one) read only as the divisor of floating-point
+    divisions (directly or through broadcasts): algsimp's first round rewrites each
+    ``x / c`` as ``x * (1/c)`` with a new reciprocal constant, so the constant dies there,
+    before CSE could merge it (diffusion_block's H100 dumps: ``constant.29`` of ``_var``
+    rewritten by algsimp)."""
+    if n.opcode not in ("constant", "broadcast") or not cv[n.idx] or not n.users:
+        return False
+    for u in n.users:
+        un = B.nodes[u]
+        if un.opcode == "broadcast":
+            if not divisor_only(B, cv, un):
+                return False
+        elif scaling_op(B, cv, un) != "multiply" or un.opcode != "divide" or \
+                un.operands[1] != n.idx:
+            return False
+    return True
