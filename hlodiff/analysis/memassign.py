@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from ..hlo.model import Module
+from .heapfit import HeapValue, place
 
 # computations run inside one kernel: their values get thread-local allocations
 _THREAD_LOCAL_CALLERS = frozenset(
@@ -174,71 +175,53 @@ def _is_table(b: Buf) -> bool:
 
 
 def pack(heap: list[Buf], merges: list[tuple[int, int]], align: int,
-         pinned: set[int] | frozenset[int] = frozenset()) -> int | None:
-    """The size of the heap holding the temporaries: XLA's global decreasing-size best-fit
-    heap. Its clock is the heap simulator's: every allocation and every free is one tick
-    (at each step of the schedule, the step's allocations, then its frees, each in order of
-    live range and id), so a buffer's duration counts the events it spans, which orders
-    equal sizes. ``merges``: (group, member) pairs where a result took over a dying operand's
-    buffer (memsim); a group is placed as one, its own interval orders it. XLA packs in two
-    orders (largest first; longest-lived first) and keeps the smaller heap; so does this.
-    ``pinned`` buffers keep their place for the whole program. None when there are too many
-    to pack quickly."""
-    items = [b for b in heap if b.size]
+         tables: set[int] | frozenset[int] = frozenset()) -> int | None:
+    """The bytes of XLA's temporary allocation: the heap holding the temporaries (heapfit.py:
+    XLA's clock, its two orders, its best fit) and, end to end after it, each tuple table in
+    an allocation of its own (XLA gives tuple-shaped buffers their own allocation and then
+    combines every temporary allocation into one, each at an aligned offset).
+    ``merges``: (group, member) pairs where a result took over a dying operand's buffer
+    (memsim); the member then starts where the group's previous member ends. ``tables``:
+    the tuple tables among ``heap``. None when there are too many to pack quickly."""
+    items = [b for b in heap if b.id not in tables]
     if len(items) > _PACK_LIMIT:
         return None
+    by = {b.id: b for b in heap}
     own_end = {b.id: b.end for b in heap}
     last: dict[int, int] = {}
-    by = {b.id: b for b in heap}
+    prev: dict[int, int] = {}  # member -> the value whose buffer it takes over
     for g, member in merges:  # the group's previous last member dies where member starts
-        own_end[last.get(g, g)] = by[member].start
+        p = last.get(g, g)
+        own_end[p] = by[member].start
+        prev[member] = p
         last[g] = member
-    allocs: dict[int, list[Buf]] = {}
-    frees: dict[int, list[Buf]] = {}
-    for b in heap:
-        allocs.setdefault(b.start, []).append(b)
-        frees.setdefault(own_end[b.id], []).append(b)
-    tick: dict[int, list[int]] = {}  # id -> [alloc tick, free tick]
-    clock = 0
-    for step in sorted(set(allocs) | set(frees)):
-        for kind, todo in ((0, allocs.get(step, ())), (1, frees.get(step, ()))):
-            for b in sorted(todo, key=lambda b: (b.start, own_end[b.id], b.id)):
-                tick.setdefault(b.id, [0, 0])[kind] = clock
-                clock += 1
-    group_end = {g: tick[last[g]][1] for g in last}
-    rows = [(b.size, tick[b.id][1] - tick[b.id][0], b.id, tick[b.id][0],
-             group_end.get(b.id, tick[b.id][1])) if b.id not in pinned
-            else (b.size, clock, b.id, 0, clock) for b in items]
-    spatial = sorted(rows, key=lambda r: (-r[0], -r[1], r[2]))
-    # XLA: the size order uses a buffer's own interval, the duration order its whole group's
-    temporal = sorted(rows, key=lambda r: (r[3] - r[4], -r[0], r[2]))
-    return min(_best_fit(spatial, align), _best_fit(temporal, align))
+    values: dict[int, HeapValue] = {}
+    for b in sorted(items, key=lambda b: b.id):
+        size = by[_root(b.id, prev)].size if b.id in prev else b.size
+        values[b.id] = HeapValue((getattr(b, "post", 0), b.id), size, b.start, own_end[b.id])
+    for member, p in prev.items():
+        if member in values and p in values:
+            values[member].takes = values[p]
+    size = place(list(values.values()), align)
+    if size is None:
+        return None
+    parts = [size] + [by[t].size for t in sorted(tables) if t in by and by[t].size]
+    return combined_size([p for p in parts if p], align)
 
 
-def _best_fit(rows: list[tuple[int, int, int, int, int]], align: int) -> int:
-    """Place each (size, duration, id, start, end), in the given order, at the lowest-waste
-    aligned offset among the ones placed before that are live at the same time; the heap's
-    size."""
-    starts: list[int] = []  # placed, sorted by start
-    placed: list[tuple[int, int, int]] = []  # (end, offset, aligned end), in that order
-    top = 0
-    for size, _dur, _id, bs, be in rows:
-        k = bisect.bisect_right(starts, be)  # only those starting by its end can meet it
-        used = sorted([(o, hi) for e, o, hi in placed[:k] if e >= bs])
-        best, best_gap, cur = None, None, 0
-        for lo, hi in used:
-            gap = lo - cur
-            if gap >= size and (best_gap is None or gap < best_gap):
-                best, best_gap = cur, gap
-            if hi > cur:
-                cur = hi
-        off = best if best is not None else cur
-        j = bisect.bisect_right(starts, bs)
-        starts.insert(j, bs)
-        placed.insert(j, (be, off, off + -(-size // align) * align))
-        if off + size > top:
-            top = off + size
-    return top
+def _root(b: int, prev: dict[int, int]) -> int:
+    while b in prev:
+        b = prev[b]
+    return b
+
+
+def combined_size(sizes: list[int], align: int) -> int:
+    """XLA's CombineTempAllocations: temporary allocations placed end to end, each at an
+    aligned offset; the total."""
+    total = 0
+    for s in sizes:
+        total = -(-total // align) * align + s
+    return total
 
 
 def thread_local_bytes(module: Module) -> int:

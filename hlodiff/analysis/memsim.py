@@ -711,8 +711,8 @@ def simulate(module: Module) -> Simulation:
     peak_t = max(range(len(timeline)), key=timeline.__getitem__) if timeline else 0
     peak = timeline[peak_t] if timeline else fixed
     # XLA's heap never reuses a tuple table's space (seen in every dump): pinned
-    pinned = {b.id for b in heap if b.shape_obj.text == "table"}
-    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), pinned)
+    tables = {b.id for b in heap if b.shape_obj.text == "table"}
+    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), tables)
     if heap is not None:  # packing leaves gaps: the heap is at least the live peak
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,
