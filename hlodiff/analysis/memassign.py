@@ -34,6 +34,7 @@ from .heapfit import HeapValue, place
 _THREAD_LOCAL_CALLERS = frozenset(
     "custom-call all-reduce reduce-scatter all-reduce-start map reduce reduce-window scatter "
     "select-and-scatter sort fusion".split())
+_ALLOCATED = ("output", "temp", "parameter", "constant")
 _PACK_LIMIT = 3000  # temporaries; more are summed (packing is quadratic)
 _TRY_BUDGET = 2_000_000  # allocation checks; beyond, temporaries go to the heap directly
 
@@ -107,21 +108,29 @@ def _fits(a: _Alloc, b: Buf, can_share: Callable[[Buf, Buf], bool],
 def assign(buffers: list[Buf], operands: dict[int, list[int]],
            can_share: Callable[[Buf, Buf], bool],
            copies_of: Callable[[Buf], set[int]],
-           donated: set[int] | frozenset[int] = frozenset()) -> list[Buf]:
+           donated: set[int] | frozenset[int] = frozenset(),
+           log: list[int | None] | None = None) -> list[Buf]:
     """Place outputs and temporaries into allocations, XLA's way; returns the temporaries left
     for the heap. Outputs that found no place keep ``host is None`` (their own allocation);
     a buffer placed into another's allocation gets ``host`` = that allocation's number and
-    costs nothing more."""
-    order = sorted((b for b in buffers if b.size and (b.kind in ("output", "temp")
-                                                      or b.id in donated)),
-                   key=lambda b: (-b.size, b.kind == "temp", getattr(b, "post", 0), b.id))
+    costs nothing more. ``log`` receives, in XLA's order of creation, one entry per
+    allocation made: a temporary tuple table's id (a temporary allocation), else None."""
+    order = sorted((b for b in buffers if b.size and (b.kind in _ALLOCATED or b.id in donated)),
+                   key=lambda b: (-b.size, b.kind not in ("output", "donated")
+                                  and b.id not in donated, getattr(b, "post", 0), b.id))
+    if log is None:
+        log = []
     allocs: list[_Alloc] = []
     where: dict[int, int] = {}  # buffer id -> allocation
     reusable: list[int] = []  # allocations made for outputs, in creation order
     heap: list[Buf] = []
     budget = _TRY_BUDGET
     for b in order:
+        if b.kind in ("parameter", "constant") and b.id not in donated:
+            log.append(None)
+            continue
         if b.id in donated:  # a donated parameter's allocation takes others (XLA)
+            log.append(None)
             allocs.append(_Alloc(b.size))
             allocs[-1].add(b)
             where[b.id] = len(allocs) - 1
@@ -130,6 +139,7 @@ def assign(buffers: list[Buf], operands: dict[int, list[int]],
         if _is_table(b):  # a tuple's table of pointers: never shares an allocation
             if b.kind == "temp":
                 heap.append(b)
+            log.append(b.id if b.kind == "temp" else None)
             continue
         placed = None
         tried: set[int] = set()
@@ -159,6 +169,7 @@ def assign(buffers: list[Buf], operands: dict[int, list[int]],
             b.host = placed
             continue
         if b.kind == "output":
+            log.append(None)
             allocs.append(_Alloc(b.size))
             allocs[-1].add(b)
             where[b.id] = len(allocs) - 1
@@ -175,14 +186,18 @@ def _is_table(b: Buf) -> bool:
 
 
 def pack(heap: list[Buf], merges: list[tuple[int, int]], align: int,
-         tables: set[int] | frozenset[int] = frozenset()) -> int | None:
+         tables: set[int] | frozenset[int] = frozenset(),
+         log: list[int | None] | None = None, after: int = 0) -> int | None:
     """The bytes of XLA's temporary allocation: the heap holding the temporaries (heapfit.py:
     XLA's clock, its two orders, its best fit) and, end to end after it, each tuple table in
     an allocation of its own (XLA gives tuple-shaped buffers their own allocation and then
     combines every temporary allocation into one, each at an aligned offset).
     ``merges``: (group, member) pairs where a result took over a dying operand's buffer
     (memsim); the member then starts where the group's previous member ends. ``tables``:
-    the tuple tables among ``heap``. None when there are too many to pack quickly."""
+    the tuple tables among ``heap``; ``log``: assign()'s record of the allocations made
+    before the heap, ``after``: how many (thread-local) are made after it; they decide the
+    order in which the temporary allocations are combined. None when there are too many to
+    pack quickly."""
     items = [b for b in heap if b.id not in tables]
     if len(items) > _PACK_LIMIT:
         return None
@@ -205,8 +220,34 @@ def pack(heap: list[Buf], merges: list[tuple[int, int]], align: int,
     size = place(list(values.values()), align)
     if size is None:
         return None
-    parts = [size] + [by[t].size for t in sorted(tables) if t in by and by[t].size]
+    seq: list[int | None] = list(log) if log is not None else sorted(tables)
+    seq = [t if t is None or t in tables else None for t in seq]
+    if size:
+        seq.append(-1)  # the heap's own allocation
+    seq += [None] * after
+    parts = [size if t == -1 else by[t].size for t in _temporaries_in_order(seq)]
     return combined_size([p for p in parts if p], align)
+
+
+def _temporaries_in_order(seq: list[int | None]) -> list[int]:
+    """The temporary allocations (not None) in the order XLA combines them: it moves them
+    behind the others with std::partition, which swaps the first temporary from the front
+    with the last other one from the back, again and again (not a stable order)."""
+    seq = list(seq)
+    first, last = 0, len(seq)
+    while True:
+        while first < last and seq[first] is None:
+            first += 1
+        if first == last:
+            break
+        last -= 1
+        while first < last and seq[last] is not None:
+            last -= 1
+        if first == last:
+            break
+        seq[first], seq[last] = seq[last], seq[first]
+        first += 1
+    return [t for t in seq[first:] if t is not None]
 
 
 def _root(b: int, prev: dict[int, int]) -> int:
@@ -225,7 +266,12 @@ def combined_size(sizes: list[int], align: int) -> int:
 
 
 def thread_local_bytes(module: Module) -> int:
-    """Bytes of XLA's thread-local allocations: every value of a computation called by a
+    """Bytes of XLA's thread-local allocations (see thread_local_sizes)."""
+    return sum(thread_local_sizes(module))
+
+
+def thread_local_sizes(module: Module) -> list[int]:
+    """The sizes of XLA's thread-local allocations: every value of a computation called by a
     reduction, sort, scatter, map or custom call (directly or inside a fusion), one
     allocation each; fused computations themselves get none."""
     fused: set[str] = set()
@@ -249,8 +295,8 @@ def thread_local_bytes(module: Module) -> int:
             continue
         for ins in comp.instructions:
             work.extend(ins.calls)
-    total = 0
-    for c in local - fused:
+    sizes: list[int] = []
+    for c in sorted(local - fused):
         try:
             comp = module.computation(c)
         except KeyError:
@@ -260,8 +306,8 @@ def thread_local_bytes(module: Module) -> int:
                 continue
             s = ins.shape
             if s.is_tuple:
-                total += 8 * len(s.tuple_shapes)
+                sizes.append(8 * len(s.tuple_shapes))
                 if ins.opcode != "parameter":
                     continue
-            total += sum(leaf.byte_size for leaf in s.leaves())
-    return total
+            sizes.extend(leaf.byte_size for leaf in s.leaves())
+    return [x for x in sizes if x]

@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 
 from ..hlo.model import Computation, Instruction, Module, Shape
-from .memassign import assign, pack, thread_local_bytes
+from .memassign import assign, pack, thread_local_sizes
 
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
 # asynchronous collectives whose result is (operands, results, ...); copy-start is
@@ -271,15 +271,15 @@ class _Sim:
                         ob.start = min(ob.start, self.buffers[b].start)
                         live.setdefault(k, []).append((self.buffers[b].start, last))
                 self.zero(r, before)
+                t = self.table(r)  # each branch's table is the conditional's
+                if t is not None and t >= before:
+                    self.buffers[t].size = 0
             for k, pieces in live.items():
                 pieces = sorted(pieces) + [(self.pos, self.pos)]
                 gaps = [(e + 1, s2 - 1) for (_s, e), (s2, _e2) in zip(pieces, pieces[1:])
                         if e + 1 <= s2 - 1]
                 if gaps:
                     self.buffers[out[k]].gaps = gaps
-                t = self.table(r)  # the branch's table is the conditional's
-                if t is not None and t >= before:
-                    self.buffers[t].size = 0
             # an element a branch passes through from its operand is that operand's buffer
             # (XLA's alias analysis makes them one)
             for r in roots:
@@ -698,11 +698,13 @@ def simulate(module: Module) -> Simulation:
     # or earlier outputs' ones; the rest of the temporaries form the heap, where a result
     # takes over a dying operand's buffer
     can_share = _can_share(sim)
+    log: list[int | None] = []  # the allocations assign() makes, in XLA's order
     heap = assign(sim.buffers, sim.operands, can_share,
-                  lambda b: sim.copies.get(b.id, _NONE), reusable)
+                  lambda b: sim.copies.get(b.id, _NONE), reusable, log)
+    local = thread_local_sizes(module)
     merges = _share_dying_operands(sim, heap, can_share)
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp" and b.host is None) \
-        + thread_local_bytes(module)
+        + sum(local)
     timeline = _curve(sim.buffers, end, ("temp",), fixed)
     # a lower figure: outputs live only from their definition on (XLA may place earlier
     # temporaries in an output's allocation before the output is written)
@@ -712,7 +714,8 @@ def simulate(module: Module) -> Simulation:
     peak = timeline[peak_t] if timeline else fixed
     # XLA's heap never reuses a tuple table's space (seen in every dump): pinned
     tables = {b.id for b in heap if b.shape_obj.text == "table"}
-    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), tables)
+    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), tables,
+                log, len(local))
     if heap is not None:  # packing leaves gaps: the heap is at least the live peak
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,
