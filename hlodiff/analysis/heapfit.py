@@ -22,8 +22,7 @@ heap_simulator.cc; this is our own code):
   lowest on a tie) and the group goes to its aligned start. The heap's size is the highest
   end of a placed chunk.
 
-Values marked ``pinned`` keep their chunk for the whole program (tuple tables: XLA's heap
-never reuses their space, in every dump we have).
+Tuple tables are not in this heap: XLA gives each its own allocation (memassign.pack).
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ class HeapValue:
     start: int
     end: int
     takes: HeapValue | None = None  # the dying operand whose buffer it takes over
-    pinned: bool = False
     offset: int = -1  # set by place(): the offset in the winning packing
     tick_start: int = 0
     tick_end: int = 0
@@ -95,17 +93,14 @@ def place(values: list[HeapValue], align: int) -> int | None:
         v.offset = 0
     if not live:
         return 0
-    roots, clock = _replay(live)
+    roots, _clock = _replay(live)
     if len(roots) > PACK_LIMIT:
         return None
     rows = []
     for r in roots:
-        if r.pinned:
-            lo, hi = 0, clock
-        else:
-            lo = min(m.tick_start for m in r.members)
-            hi = max(m.tick_end for m in r.members)
-        own = (0 - clock) if r.pinned else r.tick_start - r.tick_end
+        lo = min(m.tick_start for m in r.members)
+        hi = max(m.tick_end for m in r.members)
+        own = r.tick_start - r.tick_end
         size = max(m.size for m in r.members)
         rows.append((r, r.size, own, lo, hi, size))
     spatial = sorted(rows, key=lambda x: (-x[1], x[2], x[0].key))

@@ -13,9 +13,11 @@ XLA (``BufferAssigner``) gives every buffer of the module an allocation, in this
    time. Touching at one step is allowed only where the instruction may write its result
    over the operand that dies there (XLA's CanShareOperandBufferWithUser); a copy never
    shares with what it copies;
-4. an output that found no place gets a new allocation; a temporary is left for the heap,
-   which packs all of them into one allocation (``_pack``): offsets aligned (256 bytes on
-   GPU, 64 on CPU), best fit, in two orders, the smaller kept.
+4. an output that found no place gets a new allocation; a temporary tuple table gets one of
+   its own; any other temporary is left for the heap (``pack``, heapfit.py: XLA's heap
+   simulator and best fit, offsets aligned to 256 bytes on GPU, 64 on CPU). XLA then
+   combines the heap and the tables' allocations end to end into one temporary allocation,
+   in the order std::partition leaves them.
 
 XLA's total is the sum of all allocations. This module only decides placements; which
 buffers exist, their sizes and live ranges, and who may overwrite whom, come from memsim.

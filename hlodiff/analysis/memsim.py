@@ -26,9 +26,10 @@ a library call's tuple (cuDNN's (result, scratch)).
 memassign.py then places the buffers in XLA's order (largest first; outputs first; XLA's
 post order), each into its operands' allocations or an earlier output's, where no value
 there is live at the same time; the rest of the temporaries form one heap, where a result
-takes over a dying operand's buffer (never a loop's state) and tuple tables never share
-space, packed best-fit with XLA's alignment (256 bytes on GPU, 64 on CPU). Thread-local
-allocations (values of reductions' and sorts' computations) are added.
+takes over a dying operand's buffer (never a loop's state), packed as XLA's heap simulator
+packs it (heapfit.py); temporary tuple tables get allocations of their own, combined after
+the heap. Thread-local allocations (values of reductions' and sorts' computations) are
+added.
 
 The estimate is the sum of the allocations. ``low_bytes`` counts outputs only from their
 definition on. benchmarks/RESULTS.md has the figures against XLA's total.
@@ -712,7 +713,7 @@ def simulate(module: Module) -> Simulation:
                      sum(b.size for b in sim.buffers if b.kind not in _TIMED)), default=fixed)
     peak_t = max(range(len(timeline)), key=timeline.__getitem__) if timeline else 0
     peak = timeline[peak_t] if timeline else fixed
-    # XLA's heap never reuses a tuple table's space (seen in every dump): pinned
+    # a tuple-shaped buffer gets an allocation of its own (XLA), combined after the heap
     tables = {b.id for b in heap if b.shape_obj.text == "table"}
     heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), tables,
                 log, len(local))
