@@ -127,6 +127,10 @@ class _Sim:
         # (result, operand buffer) pairs where the operand is read as another's tuple
         # element: XLA's heap never shares those (its buffer assignment may)
         self.via_element: set[tuple[int, int]] = set()
+        # (result, operand buffer) pairs where a GPU loop fusion reads the operand through
+        # a bitcast: XLA's assignment lets the result take over the operand's allocation
+        # (the bitcast is no value of its own), its heap simulator does not (not a user)
+        self.via_bitcast: set[tuple[int, int]] = set()
         # a loop's state buffer -> the body results written into it (placed there, size 0)
         self.defined_by: dict[int, list[int]] = {}
         self.post: dict[str, int] = {}  # instruction -> XLA's post-order position
@@ -312,15 +316,25 @@ class _Sim:
             src = comp[ins.operands[0]].shape
             if src.is_tuple and len(src.tuple_shapes) >= 2:
                 first, n = _subtree(src, (0 if op == "copy-done" else 1,))
-                return ops[0][first:first + n]
+                out = ops[0][first:first + n]
+                if ins.shape.is_tuple:  # its elements alias the start's; its table is new
+                    t = self.new(ins, cname, Shape("table", "u8",
+                                                   (8 * len(ins.shape.tuple_shapes),)))
+                    self.tables.setdefault(id(out), (out, t))
+                return out
             return ops[0]
         if op == "fusion":
             out = self.fusion(ins, cname, ops)
             if ins.fusion_kind == "kLoop" and len(out) == 1 and not ins.shape.is_tuple \
                     and ins.calls:
-                self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o
-                                            if _shareable_operand(comp, ins.operands[k])],
-                                   ins, None))
+                cands = []
+                for k, o in enumerate(ops):
+                    direct = _shareable_operand(comp, ins.operands[k])
+                    if direct or self.gpu:
+                        cands += [(k, b) for b in o]
+                        if not direct:  # through a bitcast
+                            self.via_bitcast.update((out[0], b) for b in o)
+                self.reuse.append((out[0], cands, ins, None))
             elif ins.fusion_kind in ("kLoop", "kInput") and ins.shape.is_tuple and ins.calls:
                 cands = [(k, o[0]) for k, o in enumerate(ops)
                          if len(o) == 1 and _shareable_operand(comp, ins.operands[k])]
@@ -642,6 +656,7 @@ def _share_dying_operands(sim: _Sim, heap: list[SimBuffer],
             g = sim.buffers[root.get(c, c)]  # the operand's group (a chain of such results)
             if c in taken or c == out or c not in in_heap or g.end != ob.start \
                     or c in sim.loop_state or (out, c) in sim.via_element \
+                    or (out, c) in sim.via_bitcast \
                     or g.size != ob.size or not can_share(ob, sim.buffers[c]):
                 continue
             taken.add(c)
