@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 EXACT = ["fixtures/cpu/cond_branch", "fixtures/cpu/cumsum_scan", "fixtures/cpu/linalg_solve",
          "fixtures/cpu/scan_rnn", "fixtures/memory/cpu/cond_branch",
          "fixtures/memory/cpu/mlp_b64_nofusion", "fixtures/memory/gpu/bn_step",
-         "fixtures/memory/gpu/scan_rnn", "fixtures/versions/gpt2_step/0.7.2"]
+         "fixtures/memory/gpu/scan_rnn", "fixtures/versions/gpt2_step/0.7.2",
+         # 8 sharded H100s: a tuple-shaped all-gather-done has a table of its own; a loop
+         # fusion's result takes over an operand's allocation read through a bitcast
+         "fixtures/memheap/gpu8_vae_step"]
 
 
 def _after(d: Path) -> Path:
