@@ -581,8 +581,9 @@ def _cpu_alignment(module: Module) -> int:
 
 def _is_gpu(module: Module) -> bool:
     """Whether XLA's GPU backend compiled the module: its instructions carry GPU backend
-    configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton."""
-    for ins in module.entry_computation.instructions:
+    configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton (in any
+    computation: a loop's body may hold all the kernels)."""
+    for ins in (i for c in module.computations for i in c.instructions):
         cfg = ins.attrs.get("backend_config", "")
         if "operation_queue_id" in cfg or "__triton" in cfg or \
                 ins.attrs.get("custom_call_target", "").strip('"').startswith(("__cublas", "__cudnn")):
