@@ -131,3 +131,17 @@ def test_divisor_constant_and_inlined_constant_on_gpu():
     r = diff_modules(before, after)
     assert r.fate_of("_var.6", "constant.19").fate == "rewritten"
     assert r.fate_of("_where_3.14", "constant.28").fate == "merged"
+
+
+def test_cse_survivor_of_constants_is_the_one_whose_name_lives_on():
+    # moe_capacity (deviceless H100): CSE (dump 0014) merges constant.31 into constant.32
+    # (both f32[] 1); priority fusion's copies are constant.32.N, sanitized constant_32_N.
+    # The oldest name (constant.31) is not the survivor here.
+    from hlodiff.diff import diff_modules
+    d = D.parent.parent / "gpu_pass_pairs" / "moe_capacity"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    c31, c32 = r.fate_of("constant.31"), r.fate_of("constant.32")
+    assert (c31.fate, c31.into) == ("merged", "constant.32")
+    assert c32.fate == "fused" and c32.fusion == "input_add_reduce_fusion"

@@ -20,3 +20,23 @@ def constants_by_sanitized_name(nodes) -> dict[str, int]:
     sanitized before name is looked up in)."""
     return {n.name: n.idx for n in nodes
             if n.opcode == "constant" and n.fusion < 0 and "." not in n.name}
+
+
+def constant_stems(nodes) -> set[str]:
+    """Sanitized names of the before constants whose copies the after module holds: a
+    fusion's copy of ``constant.23.0`` is ``constant.23.2``, sanitized ``constant_23_2``
+    (gnn_segment_max's H100 module), so the stem ``constant_23`` names the constant that
+    CSE kept; one merged into it left no name behind."""
+    out: set[str] = set()
+    for n in nodes:
+        if n.opcode == "constant" and "." not in n.name:
+            stem, sep, tail = n.name.rpartition("_")
+            if sep and tail.isdigit():
+                out.add(stem)
+    return out
+
+
+def survivor_by_name(group: list[int], nodes, stems: set[str]) -> int | None:
+    """The one constant of an identical ``group`` whose name lives on, if exactly one."""
+    hits = [i for i in group if sanitized(nodes[i].name)[:-2] in stems]
+    return hits[0] if len(hits) == 1 else None

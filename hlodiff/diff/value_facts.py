@@ -8,6 +8,7 @@ so that each stays small; the opcode sets here are XLA's pass rules written as d
 
 from __future__ import annotations
 
+from . import gpunames
 from .match import Matching
 from .view import Node, View
 
@@ -134,6 +135,7 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
                 n.idx not in exclude or (first and n.opcode == "constant")):
             groups.setdefault((n.fp, n.ctx), []).append(n.idx)
     out = {}
+    stems: set[str] | None = None
     if sharded:
         from .shardmatch import inlined_text_order
         order = inlined_text_order(B.module)
@@ -160,6 +162,12 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
             keep = min(g, key=lambda i: (post_order.get(i, len(nodes) + i), i))
         else:
             keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
+            if post_order is not None:  # gpu2: the GPU module keeps the survivor's name
+                if stems is None:
+                    stems = gpunames.constant_stems(m.after.nodes)
+                named = gpunames.survivor_by_name(g, nodes, stems)
+                if named is not None:
+                    keep = named
         for i in g:
             if i != keep:
                 out[i] = keep
