@@ -325,8 +325,10 @@ _RESHARDING = {"slice", "dynamic-slice", "dynamic-update-slice", "pad", "concate
                "get-tuple-element", "broadcast", "select", "partition-id"}
 
 
-def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
-    """Open before nodes whose (op_name, source) names open after nodes of another opcode."""
+def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool = False) -> int:
+    """Open before nodes whose (op_name, source) names open after nodes of another opcode
+    (``same_op``: first only data-movement ops, to one of the same opcode and shape, so
+    that a view algsimp removed does not take the partner of the view beside it)."""
     Bn, An = m.before.nodes, m.after.nodes
     bucket: dict = defaultdict(list)
     for n in _live(An):
@@ -347,6 +349,10 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
             cands = [y for y in cands if y not in coll]
         if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
             cands = [y for y in cands if An[y].opcode not in _RESHARDING]
+        if same_op:
+            if b.opcode not in _SHAPE_OPS:
+                continue
+            cands = [y for y in cands if An[y].opcode == b.opcode and An[y].mdims == b.mdims]
         if b.opcode in _SHAPE_OPS:
             # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
             cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
@@ -491,8 +497,15 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .shardmatch import rebuilt_dots, swap_misfit_dots
         swap_misfit_dots(m)
         rebuilt_dots(m)
+    from .literal_chains import pair_surviving_literals  # literals under rebuilt views
+    if pair_surviving_literals(m):
+        _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
+    if _rewrites(m, skip, sharded, same_op=True):
+        _propagate(m)
     _rewrites(m, skip, sharded)
+    if pair_surviving_literals(m):
+        _propagate(m)
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants
         top_level_constants(m)
