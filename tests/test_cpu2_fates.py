@@ -27,3 +27,19 @@ def test_literal_under_a_rebuilt_broadcast_is_fused():
         rec = result.fate_of(f.computation, name)
         assert rec.fate == "fused" and _target(rec) in oracle.destinations(name), rec
         assert set(rec.also_in) | {rec.fusion} <= set(oracle.destinations(name)), rec
+
+
+def test_copy_of_a_reshape_the_decomposer_rewrote_after_cse_is_merged():
+    """CSE (dump 0028) merges identical reshapes; the reshape decomposer (0032, after
+    layout assignment) turns the survivor into a bitcast later. The copy was merged, not
+    "rewritten before CSE could merge them"; the survivor's value is in the bitcast's
+    consumer fusions, not in a fused copy of the broadcast beside it."""
+    _, _, oracle, result = _run("transformer_block")
+    s, c = oracle.info("mul.70"), oracle.info("mul.85")
+    assert (s.fate, s.pass_name) == ("rewritten", "reshape-decomposer")
+    assert (c.fate, c.pass_name) == ("merged", "cse")
+    rec = result.fate_of(c.computation, "mul.85")
+    assert (rec.fate, rec.into) == ("merged", "mul.70"), rec
+    rec = result.fate_of(s.computation, "mul.70")
+    assert rec.fate == "rewritten" and "bitcast" in rec.reason, rec
+    assert _target(rec) in oracle.destinations("mul.70"), rec

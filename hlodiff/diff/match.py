@@ -23,6 +23,7 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
+from .fused_copies import copies_of_paired
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
@@ -337,6 +338,7 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
     # the SPMD partitioner's collectives carry the op_name of the instruction they feed
     # (shard helper): never a rewrite of a non-collective before instruction
     coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
+    coll |= copies_of_paired(m)  # fusion's copies of a paired node hold its value
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
@@ -345,8 +347,9 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
         if not lst:
             continue
         cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
-        if coll and b.opcode not in _COLLECTIVES:
-            cands = [y for y in cands if y not in coll]
+        if coll:
+            cands = [y for y in cands if y not in coll or (
+                b.opcode in _COLLECTIVES and An[y].opcode in _COLLECTIVES)]
         if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
             cands = [y for y in cands if An[y].opcode not in _RESHARDING]
         if same_op:
