@@ -43,3 +43,42 @@ def test_copy_of_a_reshape_the_decomposer_rewrote_after_cse_is_merged():
     rec = result.fate_of(s.computation, "mul.70")
     assert rec.fate == "rewritten" and "bitcast" in rec.reason, rec
     assert _target(rec) in oracle.destinations("mul.70"), rec
+
+
+def test_recomputed_twin_in_its_own_kernel_is_not_merged_with_the_forward_op():
+    """mlp_nothing (jax.checkpoint, nothing saveable): the after module still holds one
+    multiply per recomputed ``rematted_computation/mul`` of the before module, each in a
+    fusion of its own, so none was computed once with its forward twin. A recomputed op
+    whose kernel only the twins leave open (anchors' candidates) stays fused there."""
+    from pathlib import Path
+
+    import hlodiff
+    from hlodiff.diff import diff_modules
+
+    d = Path(__file__).resolve().parent.parent / "fixtures" / "remat" / "cpu" / "mlp_nothing"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    tag = "rematted_computation/mul"
+
+    def remat_muls(module):
+        return [i for i in module.instructions()
+                if i.opcode == "multiply" and tag in (i.metadata and i.metadata.op_name or "")]
+
+    fused_in = {}
+    for c in after.computations:
+        for i in c.instructions:
+            if i.opcode == "fusion" and i.calls:
+                fused_in[i.calls[0]] = i.name
+    kernels = {fused_in[c.name] for c in after.computations for i in c.instructions
+               if i.opcode == "multiply" and tag in (i.metadata and i.metadata.op_name or "")
+               and c.name in fused_in}
+    assert len(remat_muls(before)) == len(remat_muls(after)) == 3
+    result = diff_modules(before, after)
+    checked = 0
+    for rec in result.instructions:
+        if rec.opcode == "multiply" and tag in (rec.op_name or ""):
+            assert "computed once with" not in rec.reason, rec
+            assert rec.fate == "fused", rec
+            assert set(rec.candidates or [rec.fusion]) <= kernels, rec
+            checked += 1
+    assert checked == 3
