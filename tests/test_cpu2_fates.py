@@ -82,3 +82,21 @@ def test_recomputed_twin_in_its_own_kernel_is_not_merged_with_the_forward_op():
             assert set(rec.candidates or [rec.fusion]) <= kernels, rec
             checked += 1
     assert checked == 3
+
+
+def test_cse_keeps_the_inlined_copy_that_comes_first_in_post_order():
+    """XLA prints a computation in post order, the order CSE walks it in, and the call
+    inliner puts a callee's code where the call was. pool_cnn's relu (a call at line 227)
+    broadcasts zero before the caller's own identical broadcast.21 (line 269): CSE keeps
+    relu's copy (max.2, inlined as max.0) and merges broadcast.21 into it."""
+    before, _, oracle, result = _run("pool_cnn")
+    entry = before.entry_computation
+    calls = [i.name for i in entry.instructions if i.opcode == "call" and list(i.calls) == ["relu.1"]]
+    names = [i.name for i in entry.instructions]
+    assert calls and names.index(calls[0]) < names.index("broadcast.21")
+    f = oracle.info("broadcast.21")
+    assert (f.fate, f.pass_name) == ("merged", "cse")
+    rec = result.fate_of(f.computation, "broadcast.21")
+    assert (rec.fate, rec.into) == ("merged", "max.2"), rec
+    rec = result.fate_of("relu.1", "max.2")
+    assert rec.fate == oracle.info("max.2").fate == "fused", rec
