@@ -101,3 +101,41 @@ def test_tuple_taken_apart_by_the_tuple_simplifier_is_rewritten_not_dead():
     assert (f.fate, f.pass_name) == ("rewritten", "tuple-simplifier"), f.history
     for t in ("tuple.51", "tuple.70"):  # the other two checkpoint barriers' tuples
         assert tr.fates[t].fate == "rewritten", tr.fates[t].history
+
+
+def test_cse_keeps_the_first_copy_in_post_order():
+    """vae_step: ``relu.30`` holds ``broadcast.33 = broadcast(constant.32)`` (0), inlined
+    at ``call.35 = call(dot.29)`` early in the entry; the entry's own ``broadcast.26 =
+    broadcast(constant.25)`` (0) comes later. Dump 0012 (before CSE): the inlined copy is
+    ``broadcast.0`` (line 21, read by ``maximum.0``), broadcast.26 at line 54. Dump 0013
+    (after cse): broadcast.26 is gone, ``compare.36 = compare(dot.29, broadcast.0)``. CSE
+    walks the computation in post order from its root and keeps the copy it meets first:
+    broadcast.26 merged into the inlined copy, not the other way round."""
+    d = OLD / "vae_step"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    res = diff_modules(before, after)
+    f = res.fate_of(before.entry_computation.name, "broadcast.26")
+    assert (f.fate, f.into) == ("merged", "broadcast.33"), (f.fate, f.into, f.reason)
+    g = res.fate_of("relu.30", "broadcast.33")
+    assert g.fate == "fused", (g.fate, g.reason)
+
+
+def test_identical_copies_pair_the_one_cse_kept():
+    """gpt_rope_adamw computes ``negate(iota)`` -> ``convert`` (rotary frequencies) once per
+    attention layer: ``negate.197``, ``negate.240``, ``negate.449``, ... identical in the
+    entry. CSE (dump after cse) keeps negate.197, the first in post order; after optimization
+    one copy is left, in ``fused_computation.164``: ``negate.82 = s32[16] negate(iota.48)``.
+    negate.197 is fused there and the other copies are merged into it (before: all
+    unpaired, "simplified away")."""
+    d = OLD / "gpt_rope_adamw"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    res = diff_modules(before, after)
+    entry = before.entry_computation.name
+    for n in ("negate.197", "convert.198", "iota.196"):
+        f = res.fate_of(entry, n)
+        assert (f.fate, f.fusion) == ("fused", "fusion.164"), (n, f.fate, f.reason)
+    for n in ("negate.240", "negate.449", "convert.241"):
+        f = res.fate_of(entry, n)
+        assert f.fate == "merged" and f.fusion == "fusion.164", (n, f.fate, f.reason)

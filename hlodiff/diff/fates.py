@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
+from . import (anchors, cse_order, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition)  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
@@ -26,7 +26,9 @@ class FateBuilder:
         self.recip = self._reciprocals()
         # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
         self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
-        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else None
+        # old2: CPU CSE walks the live graph in post order too (cse_order.py)
+        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else \
+            cse_order.post_order(self.B, live_nodes(self.B))
         self.survivor = cse_survivors(m, self.recip, self.order)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
