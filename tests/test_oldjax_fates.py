@@ -6,6 +6,7 @@ with JAX 0.4.30 by ``benchmarks/zoo.py --mode old``).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -16,6 +17,15 @@ from hlodiff.diff import diff_modules
 from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
 
 OLD = Path(__file__).resolve().parent.parent / "fixtures" / "old_passes"
+
+
+@functools.lru_cache(maxsize=2)
+def _diff(name: str):
+    """(before, after, DiffResult) of a fixture kept as modules before/after only."""
+    d = OLD / name
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    return before, after, diff_modules(before, after)
 
 
 def _trace(name: str):
@@ -128,10 +138,7 @@ def test_identical_copies_pair_the_one_cse_kept():
     one copy is left, in ``fused_computation.164``: ``negate.82 = s32[16] negate(iota.48)``.
     negate.197 is fused there and the other copies are merged into it (before: all
     unpaired, "simplified away")."""
-    d = OLD / "gpt_rope_adamw"
-    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
-    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
-    res = diff_modules(before, after)
+    before, after, res = _diff("gpt_rope_adamw")
     entry = before.entry_computation.name
     for n in ("negate.197", "convert.198", "iota.196"):
         f = res.fate_of(entry, n)
@@ -139,3 +146,19 @@ def test_identical_copies_pair_the_one_cse_kept():
     for n in ("negate.240", "negate.449", "convert.241"):
         f = res.fate_of(entry, n)
         assert f.fate == "merged" and f.fusion == "fusion.164", (n, f.fate, f.reason)
+
+
+def test_scalar_constant_under_a_rebuilt_broadcast_lives_in_the_fusion_copy():
+    """gpt_rope_adamw, layer norm: ``constant.143 = f32[] constant(1e-05)``,
+    ``broadcast.144 = f32[8,16,1] broadcast(constant.143)``, ``add.174 = add(divide.169,
+    broadcast.144)``. Algsimp rebuilds the broadcast on the squeezed shape (broadcast.144
+    rewritten at algsimp in the pass dumps); the scalar survives and fusion copies it into
+    each kernel that adds it (``constant.398 = f32[] constant(1e-05)`` in a kLoop fusion).
+    The constant is fused there, not "simplified away"."""
+    before, after, res = _diff("gpt_rope_adamw")
+    f = res.fate_of(before.entry_computation.name, "constant.143")
+    assert f.fate == "fused", (f.fate, f.reason)
+    fused = {c.name: c for c in after.computations}
+    call = {i.name: i.calls[0] for i in after.entry_computation.instructions if i.calls}
+    body = fused[call[f.fusion]]
+    assert any(i.opcode == "constant" and str(i.literal) == "1e-05" for i in body.instructions)

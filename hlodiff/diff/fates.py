@@ -493,7 +493,7 @@ class FateBuilder:
             return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
-        if y < 0 and self.gpu_cse and self.live[b.idx]:  # gpu helper: fused constant copies
+        if y < 0 and self.live[b.idx]:  # gpu helper (old2: any backend): fused constant copies
             y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
         if y >= 0:
             a = A.nodes[y]
