@@ -162,3 +162,15 @@ def test_scalar_constant_under_a_rebuilt_broadcast_lives_in_the_fusion_copy():
     call = {i.name: i.calls[0] for i in after.entry_computation.instructions if i.calls}
     body = fused[call[f.fusion]]
     assert any(i.opcode == "constant" and str(i.literal) == "1e-05" for i in body.instructions)
+
+
+def test_dot_with_a_folded_transpose_keeps_its_name_and_is_kept():
+    """mlp_transposed: ``dot.6 = dot(transpose.5, Arg_1.2), lhs_contracting_dims={1}``.
+    Dump 0010 (after transpose-folding): ``dot.6 = dot(tanh.4, Arg_1.2),
+    lhs_contracting_dims={0}``: the same instruction (XLA never reuses a name), its
+    dimension numbers changed in place; it is dot.6 after optimization too. Kept (with the
+    folded transpose said), not rewritten into something else."""
+    before, after, res = _diff("mlp_transposed")
+    f = res.fate_of(before.entry_computation.name, "dot.6")
+    assert (f.fate, f.after) == ("kept", "dot.6"), (f.fate, f.after, f.reason)
+    assert "transpose" in f.reason

@@ -533,6 +533,13 @@ class FateBuilder:
                     f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
+            elif changed_attrs and a.name == b.name and b.site is None and a.fusion < 0 \
+                    and self.nparts <= 1:
+                # old2: names are never reused; transpose folding replaced it in place
+                # under its own name (the pass dumps show the same instruction)
+                f.fate = "kept"
+                f.reason = (f"{b.opcode} kept; operand transposes/reshapes folded into its "
+                            "dimension numbers (transpose folding, same instruction)")
             elif a.opcode != b.opcode or changed_attrs:
                 f.fate = "rewritten"
                 what = a.opcode
