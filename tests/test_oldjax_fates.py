@@ -174,3 +174,16 @@ def test_dot_with_a_folded_transpose_keeps_its_name_and_is_kept():
     f = res.fate_of(before.entry_computation.name, "dot.6")
     assert (f.fate, f.after) == ("kept", "dot.6"), (f.fate, f.after, f.reason)
     assert "transpose" in f.reason
+
+
+def test_folded_constant_names_the_kernel_holding_the_new_literal():
+    """gather_embedding: constant.4 (0.03125) is folded with constant.6 (2) into
+    ``constant.113 = f32[] constant(0.0625)``, which fusion copied into ``fusion.4`` (the
+    pass dumps end its line there). The fate names both: after constant.113, fusion.4."""
+    before, after, res = _diff("gather_embedding")
+    f = res.fate_of(before.entry_computation.name, "constant.4")
+    assert (f.fate, f.after, f.fusion) == ("folded", "constant.113", "fusion.4"), \
+        (f.fate, f.after, f.fusion)
+    holder = next(i for i in after.entry_computation.instructions if i.name == "fusion.4")
+    body = next(c for c in after.computations if c.name == holder.calls[0])
+    assert "constant.113" in {i.name for i in body.instructions}

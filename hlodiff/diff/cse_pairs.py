@@ -5,7 +5,7 @@ repeated by layers or by inlined calls (the same rotary position table computed 
 attention layer, say) is several identical copies before; CSE keeps one, and fusion may
 copy that one into a kernel. The after instruction with the same exact-subgraph fingerprint
 is then the copy CSE met first (XLA's HloCSE walks the computation in post order, see
-:mod:`cse_order`), and the others were merged into it.
+:mod:`cse_walk`), and the others were merged into it.
 
 Evidence (JAX 0.4.30, CPU, gpt_rope_adamw): five copies of ``negate(iota)`` ->
 ``convert`` in the entry (``negate.197``, ``negate.240``, ...); the dump after cse keeps
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .cse_order import post_order, reachable
+from .cse_walk import post_order, reachable
 
 # never merged by CSE (side effects, control flow, calls): value_facts.NO_CSE, which this
 # module cannot import (value_facts imports the matcher)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from . import (anchors, cse_order, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
+from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition)  # partition: SPMD shard relation
+from . import cse_walk, folded_target  # old2: CSE's walk, where folded constants live
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -26,9 +27,9 @@ class FateBuilder:
         self.recip = self._reciprocals()
         # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
         self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
-        # old2: CPU CSE walks the live graph in post order too (cse_order.py)
+        # old2: CPU CSE walks the live graph in post order too (cse_walk.py)
         self.order = gpu_cse.post_order(self.B) if self.gpu_cse else \
-            cse_order.post_order(self.B, live_nodes(self.B))
+            cse_walk.post_order(self.B, live_nodes(self.B))
         self.survivor = cse_survivors(m, self.recip, self.order)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
@@ -718,6 +719,7 @@ class FateBuilder:
 
     def all(self) -> list[InstructionFate]:
         out = [self.fate(b) for b in self.B.nodes]
+        folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         duplicates.annotate(self.m, out)
         anchors.mark_uncertain_twins(self.m, out)
         return out
