@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition)  # partition: SPMD shard relation
+from . import cse_walk, folded_target  # old2: CSE's walk, where folded constants live
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -26,7 +27,9 @@ class FateBuilder:
         self.recip = self._reciprocals()
         # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
         self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
-        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else None
+        # old2: CPU CSE walks the live graph in post order too (cse_walk.py)
+        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else \
+            cse_walk.post_order(self.B, live_nodes(self.B))
         self.survivor = cse_survivors(m, self.recip, self.order)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
@@ -493,7 +496,7 @@ class FateBuilder:
             return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
-        if y < 0 and self.gpu_cse and self.live[b.idx]:  # gpu helper: fused constant copies
+        if y < 0 and self.live[b.idx]:  # gpu helper (old2: any backend): fused constant copies
             y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
         if y >= 0:
             a = A.nodes[y]
@@ -533,6 +536,13 @@ class FateBuilder:
                     f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
+            elif changed_attrs and a.name == b.name and b.site is None and a.fusion < 0 \
+                    and self.nparts <= 1:
+                # old2: names are never reused; transpose folding replaced it in place
+                # under its own name (the pass dumps show the same instruction)
+                f.fate = "kept"
+                f.reason = (f"{b.opcode} kept; operand transposes/reshapes folded into its "
+                            "dimension numbers (transpose folding, same instruction)")
             elif a.opcode != b.opcode or changed_attrs:
                 f.fate = "rewritten"
                 what = a.opcode
@@ -712,6 +722,7 @@ class FateBuilder:
 
     def all(self) -> list[InstructionFate]:
         out = [self.fate(b) for b in self.B.nodes]
+        folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         duplicates.annotate(self.m, out)
         anchors.mark_uncertain_twins(self.m, out)
         return out

@@ -23,6 +23,7 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
+from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .view import Node, View
 
@@ -493,6 +494,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         if not n:
             break
     if _duplicates(m):
+        _propagate(m)
+    if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
         _propagate(m)
     if pair_wrapped(m):  # canonicalized dots/convolutions under their wrapper views
         _propagate(m)
