@@ -8,7 +8,6 @@ so that each stays small; the opcode sets here are XLA's pass rules written as d
 
 from __future__ import annotations
 
-from .cse_order import inlined_text_rank
 from .match import Matching
 from .view import Node, View
 
@@ -135,7 +134,6 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
                 n.idx not in exclude or (first and n.opcode == "constant")):
             groups.setdefault((n.fp, n.ctx), []).append(n.idx)
     out = {}
-    rank = None
     if sharded:
         from .shardmatch import inlined_text_order
         order = inlined_text_order(B.module)
@@ -160,13 +158,6 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
                                                     nodes[i].name), len(order)), i))
         elif post_order is not None and nodes[g[0]].opcode != "constant":
             keep = min(g, key=lambda i: (post_order.get(i, len(nodes) + i), i))
-        elif nodes[g[0]].opcode != "constant":
-            # XLA's post order, the order the module text is printed in, with each call
-            # inlined where it was (cse_order)
-            if rank is None:
-                rank = inlined_text_rank(B.module)
-            keep = min(g, key=lambda i: (rank.get((nodes[i].site, nodes[i].comp, nodes[i].name),
-                                                  len(nodes) + i)))
         else:
             keep = min(g, key=lambda i: (nodes[i].site is not None, _creation(nodes[i]), i))
         for i in g:
