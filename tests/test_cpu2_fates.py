@@ -100,3 +100,16 @@ def test_cse_keeps_the_inlined_copy_that_comes_first_in_post_order():
     assert (rec.fate, rec.into) == ("merged", "max.2"), rec
     rec = result.fate_of("relu.1", "max.2")
     assert rec.fate == oracle.info("max.2").fate == "fused", rec
+
+
+def test_dot_changed_in_place_by_transpose_folding_then_fused_is_fused():
+    """linalg_solve: transpose folding folds an operand transpose into dot_general.5's
+    dimension numbers and keeps its name (the dump after transpose-folding still holds
+    dot_general.5); the dot-library rewriter then fuses it. The clone in the fusion keeps
+    the stem (dot_general.N), unlike a dot a pass creates (dot.N): fused, not rewritten."""
+    _, after, oracle, result = _run("linalg_solve")
+    f = oracle.info("dot_general.5")
+    assert (f.fate, f.pass_name) == ("fused", "dot-library-rewriter")
+    rec = result.fate_of(f.computation, "dot_general.5")
+    assert rec.fate == "fused" and rec.fusion in oracle.destinations("dot_general.5"), rec
+    assert rec.after.startswith("dot_general.") and "transpose folding" in rec.reason, rec

@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition)  # partition: SPMD shard relation
 from . import cse_walk, folded_target  # old2: CSE's walk, where folded constants live
+from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -543,6 +544,11 @@ class FateBuilder:
                 f.fate = "kept"
                 f.reason = (f"{b.opcode} kept; operand transposes/reshapes folded into its "
                             "dimension numbers (transpose folding, same instruction)")
+            elif changed_attrs and self.nparts <= 1 and inplace.fused_in_place(b, a):
+                f.fate = "fused"  # cpu2: changed in place (transpose folding), then fused
+                f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion}; operand "
+                            "transposes/reshapes folded into its dimension numbers first "
+                            "(transpose folding, same instruction)")
             elif a.opcode != b.opcode or changed_attrs:
                 f.fate = "rewritten"
                 what = a.opcode
