@@ -113,3 +113,51 @@ def test_dot_changed_in_place_by_transpose_folding_then_fused_is_fused():
     rec = result.fate_of(f.computation, "dot_general.5")
     assert rec.fate == "fused" and rec.fusion in oracle.destinations("dot_general.5"), rec
     assert rec.after.startswith("dot_general.") and "transpose folding" in rec.reason, rec
+
+
+def _fixture_diff(program: str):
+    from pathlib import Path
+
+    import hlodiff
+    from hlodiff.diff import diff_modules
+
+    d = Path(__file__).resolve().parent.parent / "fixtures" / "cpu2" / program
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*.cpu_after_optimizations.txt")))
+    return before, after, diff_modules(before, after)
+
+
+def test_branches_of_a_conditional_inside_an_inlined_call_are_matched():
+    """switch_in_scan: lax.switch inside a scan body that JAX emits as a call. The call
+    inliner gives the conditional *and the branch computations it calls* the call's
+    op_name prefix (before: ``cond/branch_2_fun/mul``; after, in region_4.8's
+    broadcast_add_fusion: ``jit(switch_in_scan)/while/body/closed_call/cond/branch_2_fun/
+    mul``). The branch instructions are fused there, not "simplified away"."""
+    _, after, result = _fixture_diff("switch_in_scan")
+    kernels = {c.name: [i.name for i in c.instructions if i.opcode == "fusion"]
+               for c in after.computations}
+    for comp, name in (("region_4.8", "mul.1"), ("region_4.8", "add.3"),
+                       ("region_3.7", "tanh.1")):
+        rec = result.fate_of(comp, name)
+        assert rec.fate == "fused" and rec.fusion in kernels[comp], rec
+        assert rec.op_name.startswith("jit(switch_in_scan)/while/body/closed_call/cond/"), rec
+
+
+def test_a_loop_is_paired_with_a_loop_and_nothing_else_with_one():
+    """dropout_step: the threefry while inside an inlined call. The rewrite step matched by
+    op_name alone paired the while's init tuple (while.11, a tuple) with the after while;
+    a while lives on as a while (or goes), and no other instruction becomes one."""
+    from hlodiff.diff.match import match
+    from hlodiff.diff.view import after_view, before_view
+    from hlodiff.diff import _skip_for_rewrites
+
+    before, after, oracle, _ = _run("dropout_step")
+    bv, av = before_view(before), after_view(after)
+    m = match(bv, av, cse_skip=_skip_for_rewrites)
+    loops = ("while", "conditional")
+    for n in bv.nodes:
+        y = m.b2a[n.idx]
+        if y >= 0:
+            assert (n.opcode in loops) == (av.nodes[y].opcode in loops), (n, av.nodes[y])
+    w = next(n for n in bv.nodes if n.name == "while.12")
+    assert w.opcode == "while" and av.nodes[m.b2a[w.idx]].opcode == "while"

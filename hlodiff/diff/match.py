@@ -33,6 +33,7 @@ _COLLECTIVES = {"all-gather", "all-reduce", "reduce-scatter", "all-to-all",
                 "collective-permute", "all-gather-start", "all-gather-done",
                 "all-reduce-start", "all-reduce-done", "collective-permute-start",
                 "collective-permute-done", "collective-broadcast", "ragged-all-to-all"}
+_LOOPS = {"while", "conditional"}
 _SHAPE_OPS = {"reshape", "broadcast", "transpose", "convert", "bitcast", "copy", "slice",
               "concatenate", "pad", "reverse", "bitcast-convert", "iota", "constant"}
 
@@ -353,6 +354,10 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
                 b.opcode in _COLLECTIVES and An[y].opcode in _COLLECTIVES)]
         if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
             cands = [y for y in cands if An[y].opcode not in _RESHARDING]
+        if b.opcode in _LOOPS or any(An[y].opcode in _LOOPS for y in cands):
+            # a loop or conditional lives on as one (or is gone), and nothing else becomes one
+            cands = [y for y in cands if An[y].opcode == b.opcode or (
+                b.opcode not in _LOOPS and An[y].opcode not in _LOOPS)]
         if same_op:
             if b.opcode not in _SHAPE_OPS:
                 continue
