@@ -93,7 +93,13 @@ def test_folded_constant_not_matched_to_a_lookalike():
     _, t, _ = _program("gather_embedding")
     assert t.info("constant.19").fate == "folded"
     rec = _engine("gather_embedding", "constant.19")
-    assert rec.fate == "folded" and rec.fusion is None
+    # named: the folded 0.0625 and the kernel fusion copied it into, not the 0.03125 look-alike
+    assert rec.fate == "folded" and rec.after == "constant_10_1"
+    after = _program("gather_embedding")[2].modules[1]
+    fusion = next(i for i in after.entry_computation.instructions if i.name == rec.fusion)
+    body = after.by_name[fusion.calls[0]]
+    lits = {i.name: str(i.literal) for i in body.instructions if i.opcode == "constant"}
+    assert lits.get("constant_10_1") == "0.0625"
     assert _engine("gather_embedding", "broadcast_in_dim.11").fate == "rewritten"
 
 

@@ -6,6 +6,7 @@ with JAX 0.4.30 by ``benchmarks/zoo.py --mode old``).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -16,6 +17,15 @@ from hlodiff.diff import diff_modules
 from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
 
 OLD = Path(__file__).resolve().parent.parent / "fixtures" / "old_passes"
+
+
+@functools.lru_cache(maxsize=2)
+def _diff(name: str):
+    """(before, after, DiffResult) of a fixture kept as modules before/after only."""
+    d = OLD / name
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    return before, after, diff_modules(before, after)
 
 
 def _trace(name: str):
@@ -101,3 +111,79 @@ def test_tuple_taken_apart_by_the_tuple_simplifier_is_rewritten_not_dead():
     assert (f.fate, f.pass_name) == ("rewritten", "tuple-simplifier"), f.history
     for t in ("tuple.51", "tuple.70"):  # the other two checkpoint barriers' tuples
         assert tr.fates[t].fate == "rewritten", tr.fates[t].history
+
+
+def test_cse_keeps_the_first_copy_in_post_order():
+    """vae_step: ``relu.30`` holds ``broadcast.33 = broadcast(constant.32)`` (0), inlined
+    at ``call.35 = call(dot.29)`` early in the entry; the entry's own ``broadcast.26 =
+    broadcast(constant.25)`` (0) comes later. Dump 0012 (before CSE): the inlined copy is
+    ``broadcast.0`` (line 21, read by ``maximum.0``), broadcast.26 at line 54. Dump 0013
+    (after cse): broadcast.26 is gone, ``compare.36 = compare(dot.29, broadcast.0)``. CSE
+    walks the computation in post order from its root and keeps the copy it meets first:
+    broadcast.26 merged into the inlined copy, not the other way round."""
+    d = OLD / "vae_step"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    res = diff_modules(before, after)
+    f = res.fate_of(before.entry_computation.name, "broadcast.26")
+    assert (f.fate, f.into) == ("merged", "broadcast.33"), (f.fate, f.into, f.reason)
+    g = res.fate_of("relu.30", "broadcast.33")
+    assert g.fate == "fused", (g.fate, g.reason)
+
+
+def test_identical_copies_pair_the_one_cse_kept():
+    """gpt_rope_adamw computes ``negate(iota)`` -> ``convert`` (rotary frequencies) once per
+    attention layer: ``negate.197``, ``negate.240``, ``negate.449``, ... identical in the
+    entry. CSE (dump after cse) keeps negate.197, the first in post order; after optimization
+    one copy is left, in ``fused_computation.164``: ``negate.82 = s32[16] negate(iota.48)``.
+    negate.197 is fused there and the other copies are merged into it (before: all
+    unpaired, "simplified away")."""
+    before, after, res = _diff("gpt_rope_adamw")
+    entry = before.entry_computation.name
+    for n in ("negate.197", "convert.198", "iota.196"):
+        f = res.fate_of(entry, n)
+        assert (f.fate, f.fusion) == ("fused", "fusion.164"), (n, f.fate, f.reason)
+    for n in ("negate.240", "negate.449", "convert.241"):
+        f = res.fate_of(entry, n)
+        assert f.fate == "merged" and f.fusion == "fusion.164", (n, f.fate, f.reason)
+
+
+def test_scalar_constant_under_a_rebuilt_broadcast_lives_in_the_fusion_copy():
+    """gpt_rope_adamw, layer norm: ``constant.143 = f32[] constant(1e-05)``,
+    ``broadcast.144 = f32[8,16,1] broadcast(constant.143)``, ``add.174 = add(divide.169,
+    broadcast.144)``. Algsimp rebuilds the broadcast on the squeezed shape (broadcast.144
+    rewritten at algsimp in the pass dumps); the scalar survives and fusion copies it into
+    each kernel that adds it (``constant.398 = f32[] constant(1e-05)`` in a kLoop fusion).
+    The constant is fused there, not "simplified away"."""
+    before, after, res = _diff("gpt_rope_adamw")
+    f = res.fate_of(before.entry_computation.name, "constant.143")
+    assert f.fate == "fused", (f.fate, f.reason)
+    fused = {c.name: c for c in after.computations}
+    call = {i.name: i.calls[0] for i in after.entry_computation.instructions if i.calls}
+    body = fused[call[f.fusion]]
+    assert any(i.opcode == "constant" and str(i.literal) == "1e-05" for i in body.instructions)
+
+
+def test_dot_with_a_folded_transpose_keeps_its_name_and_is_kept():
+    """mlp_transposed: ``dot.6 = dot(transpose.5, Arg_1.2), lhs_contracting_dims={1}``.
+    Dump 0010 (after transpose-folding): ``dot.6 = dot(tanh.4, Arg_1.2),
+    lhs_contracting_dims={0}``: the same instruction (XLA never reuses a name), its
+    dimension numbers changed in place; it is dot.6 after optimization too. Kept (with the
+    folded transpose said), not rewritten into something else."""
+    before, after, res = _diff("mlp_transposed")
+    f = res.fate_of(before.entry_computation.name, "dot.6")
+    assert (f.fate, f.after) == ("kept", "dot.6"), (f.fate, f.after, f.reason)
+    assert "transpose" in f.reason
+
+
+def test_folded_constant_names_the_kernel_holding_the_new_literal():
+    """gather_embedding: constant.4 (0.03125) is folded with constant.6 (2) into
+    ``constant.113 = f32[] constant(0.0625)``, which fusion copied into ``fusion.4`` (the
+    pass dumps end its line there). The fate names both: after constant.113, fusion.4."""
+    before, after, res = _diff("gather_embedding")
+    f = res.fate_of(before.entry_computation.name, "constant.4")
+    assert (f.fate, f.after, f.fusion) == ("folded", "constant.113", "fusion.4"), \
+        (f.fate, f.after, f.fusion)
+    holder = next(i for i in after.entry_computation.instructions if i.name == "fusion.4")
+    body = next(c for c in after.computations if c.name == holder.calls[0])
+    assert "constant.113" in {i.name for i in body.instructions}

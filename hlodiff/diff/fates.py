@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition)  # partition: SPMD shard relation
+from . import cse_walk, folded_target  # old2: CSE's walk, where folded constants live
+from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -26,7 +28,9 @@ class FateBuilder:
         self.recip = self._reciprocals()
         # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
         self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
-        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else None
+        # old2: CPU CSE walks the live graph in post order too (cse_walk.py)
+        self.order = gpu_cse.post_order(self.B) if self.gpu_cse else \
+            cse_walk.post_order(self.B, live_nodes(self.B))
         self.survivor = cse_survivors(m, self.recip, self.order)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
@@ -47,6 +51,7 @@ class FateBuilder:
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
         self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
+        self.late_views: set[int] = set()  # became a view after layout assignment
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -460,7 +465,8 @@ class FateBuilder:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
-                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)):
+                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)) and \
+                    s not in self.late_views:
                 # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
                 # algsimp; shard helper)
                 # algsimp and constant folding run before CSE: each identical copy is
@@ -508,7 +514,7 @@ class FateBuilder:
             y = self.borrowed.get(b.idx, -1)
         if y < 0 and b.opcode == "while" and self.live[b.idx]:  # gpu2: loop state changed
             y = self._loop_partner(b)
-        if y < 0 and self.gpu_cse and self.live[b.idx]:  # gpu helper: fused constant copies
+        if y < 0 and self.live[b.idx]:  # gpu helper (old2: any backend): fused constant copies
             y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
         if y >= 0:
             a = A.nodes[y]
@@ -556,6 +562,18 @@ class FateBuilder:
                     f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
+            elif changed_attrs and a.name == b.name and b.site is None and a.fusion < 0 \
+                    and self.nparts <= 1:
+                # old2: names are never reused; transpose folding replaced it in place
+                # under its own name (the pass dumps show the same instruction)
+                f.fate = "kept"
+                f.reason = (f"{b.opcode} kept; operand transposes/reshapes folded into its "
+                            "dimension numbers (transpose folding, same instruction)")
+            elif changed_attrs and self.nparts <= 1 and inplace.fused_in_place(b, a):
+                f.fate = "fused"  # cpu2: changed in place (transpose folding), then fused
+                f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion}; operand "
+                            "transposes/reshapes folded into its dimension numbers first "
+                            "(transpose folding, same instruction)")
             elif a.opcode != b.opcode or changed_attrs:
                 f.fate = "rewritten"
                 what = a.opcode
@@ -600,7 +618,8 @@ class FateBuilder:
             return f
         src = forwarding.view_source(B, b)
         bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
-        if bc is not None:
+        if bc is not None:  # the reshape decomposer runs after CSE (late_views)
+            self.late_views.add(b.idx)
             f.fate = "rewritten"
             self._set_after(f, bc)
             f.reason = f"{b.opcode} became {bc.opcode} {bc.name} (a view of the same data)"
@@ -734,6 +753,7 @@ class FateBuilder:
 
     def all(self) -> list[InstructionFate]:
         out = [self.fate(b) for b in self.B.nodes]
+        folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         duplicates.annotate(self.m, out)
         anchors.mark_uncertain_twins(self.m, out)
         return out

@@ -1,0 +1,78 @@
+"""The order in which XLA's CSE meets the instructions of a computation (old2 helper).
+
+XLA's HloCSE keeps, of each set of identical instructions, the first it meets while walking
+the computation in *post order* (``MakeInstructionPostOrder``: a depth-first walk from each
+instruction without users, operands first and in operand order); only constants are
+combined separately, in instruction-list order. It runs after the simplification pipeline:
+calls are inlined (the callee's code stands where the call was) and dead code is gone, so
+the walk starts at the computation's root (and side-effecting instructions), not at dead
+instructions that happen to come first in the text.
+
+Evidence (JAX 0.4.30, CPU): sparse_embed_update's entry computes ``select(compare(i, 0),
+add(i, 64), i)`` twice, once for a while loop's init tuple read through the ROOT tuple's
+first operand (``compare.19``/``add.20``/``select.21``) and once for a later loop whose
+result only a dead ``reshape.44`` and the root's second operand read
+(``compare.28``/``add.29``/``select.30``). Dump 0015 -> 0016 (cse): the first copy stays
+(fused later), the second is merged into it. Starting the walk at the dead reshape (first in
+text order among instructions without users) would keep the second.
+"""
+
+from __future__ import annotations
+
+from .view import View
+
+
+def post_order(B: View, live: bytearray) -> dict[int, int]:
+    """Node -> its rank in the post order CSE walks: from each computation's root (then
+    live nodes nothing live reads, in instruction order), operands first in operand order;
+    dead nodes are not ranked. (A node whose only reader is a no-op view that algsimp
+    removes has no users in the view: it is not a start.)"""
+    nodes = B.nodes
+    rank: dict[int, int] = {}
+    on_stack = bytearray(len(nodes))
+    starts = [B.resolve(B.entry_root)] + [B.resolve(r) for _c, _r, _n, r, _p in B.bodies]
+    starts += [n.idx for n in nodes if n.alias < 0 and live[n.idx] and
+               not any(live[u] for u in n.users)]
+    for i0 in starts:
+        if i0 in rank or not live[i0]:
+            continue
+        stack = [(i0, 0)]
+        on_stack[i0] = 1
+        while stack:
+            i, k = stack.pop()
+            ops = nodes[i].operands
+            while k < len(ops) and (ops[k] in rank or on_stack[ops[k]]):
+                k += 1
+            if k < len(ops):
+                stack.append((i, k + 1))
+                stack.append((ops[k], 0))
+                on_stack[ops[k]] = 1
+                continue
+            on_stack[i] = 0
+            rank[i] = len(rank)
+    return rank
+
+
+_EFFECTS = {"send", "send-done", "recv", "recv-done", "outfeed", "infeed", "custom-call",
+            "rng", "rng-bit-generator", "all-reduce", "after-all"}
+
+
+def reachable(B: View) -> bytearray:
+    """1 for nodes whose value reaches the entry root, a control-flow body's root or a
+    side-effecting instruction (what DCE keeps; a coarser value_facts.live_nodes, for the
+    matcher, which runs before the value facts)."""
+    nodes = B.nodes
+    out = bytearray(len(nodes))
+    bodies: dict[int, list[int]] = {}
+    for ctl, _role, _c, root, _p in B.bodies:
+        bodies.setdefault(ctl, []).append(B.resolve(root))
+    stack = [B.resolve(B.entry_root)]
+    stack += [n.idx for n in nodes if n.alias < 0 and n.opcode in _EFFECTS]
+    while stack:
+        i = stack.pop()
+        if out[i]:
+            continue
+        out[i] = 1
+        stack.extend(o for o in nodes[i].operands if not out[o])
+        stack.extend(bodies.get(i, ()))
+    return out
