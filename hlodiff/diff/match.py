@@ -376,10 +376,12 @@ def _duplicates(m: Matching) -> int:
     the best-scoring copy (any copy tells the same story)."""
     Bn, An = m.before.nodes, m.after.nodes
     bb: dict = defaultdict(list)
+    fps: dict = defaultdict(set)  # every before node's subgraph under the key, paired or not
     for n in _live(Bn):
-        if m.b2a[n.idx] < 0:
-            k = _meta_key(n)
-            if k is not None:
+        k = _meta_key(n)
+        if k is not None:
+            fps[k].add(n.fp)
+            if m.b2a[n.idx] < 0:
                 bb[k].append(n.idx)
     ab: dict = defaultdict(list)
     for n in _live(An):
@@ -392,7 +394,10 @@ def _duplicates(m: Matching) -> int:
         bl = bb[k]
         if len(al) < 2 or any(An[y].fusion < 0 for y in al):
             continue
-        if len(bl) != 1 and any(Bn[x].fp != Bn[bl[0]].fp for x in bl):
+        if len(fps[k]) > 1:
+            # twins (layers sharing op_name and source) whose others are paired already:
+            # the open copies may be theirs, not duplicates of this one; the rewrite step
+            # weighs their neighbourhoods
             continue
         # several identical copies before (CSE keeps the first): pair the first
         b = Bn[bl[0]]
