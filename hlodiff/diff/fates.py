@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
-               lookalikes, partition)  # partition: SPMD shard relation
+               lookalikes, partition, reshard)  # partition: SPMD shard relation
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -405,7 +405,9 @@ class FateBuilder:
             else:
                 f.reason = f"no-op {b.opcode} removed (algebraic simplification)"
             if y >= 0:
-                self._set_after(f, A.nodes[y])
+                rs = reshard.reduced_output(A, A.nodes[y], B.nodes[r].op_name) \
+                    if self.nparts > 1 else None  # shard2: the collective's summed value
+                self._set_after(f, rs or A.nodes[y])
             return f
         if b.idx in self.recip:
             f.fate = "rewritten"
@@ -572,6 +574,14 @@ class FateBuilder:
             f.fate = "folded"
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
+            return f
+        rs = reshard.reduced_operand(m, self.views, b) if self.nparts > 1 else None
+        if rs is not None:  # shard2: the value lives in the partitioner's collective
+            f.fate = "rewritten"
+            self._set_after(f, rs)
+            f.reason = (f"{b.opcode} of {B.nodes[b.operands[0]].name} removed by algebraic "
+                        f"simplification; the summed value is in {rs.name} (partitioned: "
+                        f"each device computes a partial result, a collective adds them)")
             return f
         src = forwarding.view_source(B, b)
         bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
