@@ -325,9 +325,9 @@ _RESHARDING = {"slice", "dynamic-slice", "dynamic-update-slice", "pad", "concate
                "get-tuple-element", "broadcast", "select", "partition-id"}
 
 
-def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
-    """Open before nodes whose (op_name, source) names open after nodes of another opcode."""
-    Bn, An = m.before.nodes, m.after.nodes
+def _rewrite_bucket(m: Matching) -> tuple[dict, set]:
+    """Open after nodes by (op_name, source), and the collectives among them."""
+    An = m.after.nodes
     bucket: dict = defaultdict(list)
     for n in _live(An):
         if m.a2b[n.idx] < 0 and n.op_name and n.opcode not in ("parameter", "constant"):
@@ -335,21 +335,36 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
     # the SPMD partitioner's collectives carry the op_name of the instruction they feed
     # (shard helper): never a rewrite of a non-collective before instruction
     coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
+    return bucket, coll
+
+
+def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool) -> list[int]:
+    """The open after nodes the rewrite step may pair with the open before node ``b``."""
+    An = m.after.nodes
+    lst = bucket.get((b.op_name, b.src))
+    if not lst:
+        return []
+    cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
+    if coll and b.opcode not in _COLLECTIVES:
+        cands = [y for y in cands if y not in coll]
+    if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
+        cands = [y for y in cands if An[y].opcode not in _RESHARDING]
+    if b.opcode in _SHAPE_OPS:
+        # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
+        cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
+    return cands
+
+
+def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
+    """Open before nodes whose (op_name, source) names open after nodes of another opcode."""
+    Bn, An = m.before.nodes, m.after.nodes
+    bucket, coll = _rewrite_bucket(m)
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
             continue
         lst = bucket.get((b.op_name, b.src))
-        if not lst:
-            continue
-        cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
-        if coll and b.opcode not in _COLLECTIVES:
-            cands = [y for y in cands if y not in coll]
-        if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
-            cands = [y for y in cands if An[y].opcode not in _RESHARDING]
-        if b.opcode in _SHAPE_OPS:
-            # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
-            cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
+        cands = _rewrite_cands(m, b, bucket, coll, sharded)
         if not cands:
             continue
         best, best_s, ties = cands[0], -1, []
@@ -497,6 +512,9 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         swap_misfit_dots(m)
         rebuilt_dots(m)
     skip = cse_skip(m) if cse_skip else set()
+    if sharded:  # shard2: mutual best rewrite pairs first, in rounds (mutual.py)
+        from .mutual import mutual_rewrites
+        mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants
