@@ -107,3 +107,20 @@ def test_twin_reductions_are_not_named_by_program_order(mixer):
     # is left among its equally connected twins: uncertain, the right one listed
     assert f.fate == "fused" and f.fusion is None, f.fusion
     assert "wrapped_reduce.5" in f.candidates
+
+
+def test_transposed_dot_rebuilt_as_a_flipped_dot_holds_the_transpose():
+    """8 deviceless H100s: algsimp rebuilds transpose(dot(a, b)) as dot(b, a) and gives the
+    new dot the transpose's op_name; the transpose's value is computed by that dot (in its
+    gemm fusion), not by the optimizer fusion that reads it."""
+    b, a = _pair("mlp_gelu_adam_gpu8")
+    res = diff_files(b, a)
+    after = load(a)
+    before = load(b)
+    t = next(i for c in before.computations for i in c.instructions if i.name == "transpose.2")
+    f = res.fate_of("main.2", "transpose.2")
+    assert f.fate == "rewritten" and f.fusion == "gemm_fusion_dot.6", (f.fusion, f.after)
+    fusion = next(i for c in after.computations for i in c.instructions
+                  if i.name == "gemm_fusion_dot.6")
+    dots = [i for i in after.by_name[fusion.calls[0]].instructions if i.opcode == "dot"]
+    assert [_op(d) for d in dots] == [_op(t)]

@@ -601,6 +601,13 @@ class FateBuilder:
                 f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
                             f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
                 return f
+        fd = reshard.flipped_dot(m, b) if self.nparts > 1 else None
+        if fd is not None:  # shard2: transpose(dot(a, b)) rebuilt as dot(b, a)
+            f.fate = "rewritten"
+            self._set_after(f, fd)
+            f.reason = (f"transpose(dot(a, b)) rebuilt as dot(b, a) by algebraic "
+                        f"simplification: {fd.name} computes the transposed value")
+            return f
         r = self._replacement(b)
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users

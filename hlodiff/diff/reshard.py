@@ -123,3 +123,21 @@ def reduced_operand(m, views: dict[int, list[int]], b: Node, depth: int = 0) -> 
     if r is None:
         return None
     return view_of(A, views, r, b)
+
+
+def flipped_dot(m, b: Node) -> Node | None:
+    """An unpaired ``transpose`` of a dot whose partner dot carries the *transpose's*
+    op_name: algsimp rebuilt transpose(dot(a, b)) as dot(b, a) and gave the new dot the
+    transpose's metadata (gpt_rope_adamw, gpu8: ``%transpose.35 = transpose(%dot_general.106)``
+    ends as ``%dot.198 ... metadata={op_name=".../transpose"}`` in gemm_fusion_dot.95).
+    The new dot computes the transposed value: b lives on in it."""
+    if b.opcode != "transpose" or len(b.operands) != 1 or not b.op_name:
+        return None
+    o = m.before.nodes[b.operands[0]]
+    y = m.b2a[o.idx]
+    if o.opcode != "dot" or y < 0:
+        return None
+    a = m.after.nodes[y]
+    if a.opcode == "dot" and a.op_name == b.op_name and o.op_name != b.op_name:
+        return a
+    return None
