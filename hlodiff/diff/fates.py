@@ -65,7 +65,8 @@ class FateBuilder:
         B, A, m = self.B, self.A, self.m
         if b.opcode in ("constant", "broadcast"):
             y = m.b2a[b.idx]
-            if y >= 0 and upcast_only(b.dims, A.nodes[y].dims):
+            if y >= 0 and (upcast_only(b.dims, A.nodes[y].dims) or  # shard2: or its shard
+                           partition.widened_shard(b.inst, A.nodes[y].inst, self.nparts)):
                 # narrow constants are not upcast in place: their users read a convert of
                 # them, which constant folding (or algsimp, for broadcasts) replaces
                 if b.opcode == "constant":
