@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
-               lookalikes, partition)  # partition: SPMD shard relation
+               lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target  # old2: CSE's walk, where folded constants live
 from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
@@ -70,7 +70,8 @@ class FateBuilder:
         B, A, m = self.B, self.A, self.m
         if b.opcode in ("constant", "broadcast"):
             y = m.b2a[b.idx]
-            if y >= 0 and upcast_only(b.dims, A.nodes[y].dims):
+            if y >= 0 and (upcast_only(b.dims, A.nodes[y].dims) or  # shard2: or its shard
+                           partition.widened_shard(b.inst, A.nodes[y].inst, self.nparts)):
                 # narrow constants are not upcast in place: their users read a convert of
                 # them, which constant folding (or algsimp, for broadcasts) replaces
                 if b.opcode == "constant":
@@ -425,7 +426,9 @@ class FateBuilder:
             else:
                 f.reason = f"no-op {b.opcode} removed (algebraic simplification)"
             if y >= 0:
-                self._set_after(f, A.nodes[y])
+                rs = reshard.reduced_output(A, A.nodes[y], B.nodes[r].op_name) \
+                    if self.nparts > 1 else None  # shard2: the collective's summed value
+                self._set_after(f, rs or A.nodes[y])
             return f
         if b.idx in self.recip:
             f.fate = "rewritten"
@@ -616,6 +619,14 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
+        rs = reshard.reduced_operand(m, self.views, b) if self.nparts > 1 else None
+        if rs is not None:  # shard2: the value lives in the partitioner's collective
+            f.fate = "rewritten"
+            self._set_after(f, rs)
+            f.reason = (f"{b.opcode} of {B.nodes[b.operands[0]].name} removed by algebraic "
+                        f"simplification; the summed value is in {rs.name} (partitioned: "
+                        f"each device computes a partial result, a collective adds them)")
+            return f
         src = forwarding.view_source(B, b)
         bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
         if bc is not None:  # the reshape decomposer runs after CSE (late_views)
@@ -635,6 +646,13 @@ class FateBuilder:
                 f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
                             f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
                 return f
+        fd = reshard.flipped_dot(m, b) if self.nparts > 1 else None
+        if fd is not None:  # shard2: transpose(dot(a, b)) rebuilt as dot(b, a)
+            f.fate = "rewritten"
+            self._set_after(f, fd)
+            f.reason = (f"transpose(dot(a, b)) rebuilt as dot(b, a) by algebraic "
+                        f"simplification: {fd.name} computes the transposed value")
+            return f
         r = self._replacement(b)
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users

@@ -334,11 +334,10 @@ _RESHARDING = {"slice", "dynamic-slice", "dynamic-update-slice", "pad", "concate
                "get-tuple-element", "broadcast", "select", "partition-id"}
 
 
-def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool = False) -> int:
-    """Open before nodes whose (op_name, source) names open after nodes of another opcode
-    (``same_op``: first only data-movement ops, to one of the same opcode and shape, so
-    that a view algsimp removed does not take the partner of the view beside it)."""
-    Bn, An = m.before.nodes, m.after.nodes
+def _rewrite_bucket(m: Matching) -> tuple[dict, set]:
+    """Open after nodes by (op_name, source), and those no arithmetic is rewritten into: the
+    collectives among them and fusion's copies of paired nodes."""
+    An = m.after.nodes
     bucket: dict = defaultdict(list)
     for n in _live(An):
         if m.a2b[n.idx] < 0 and n.op_name and n.opcode not in ("parameter", "constant"):
@@ -347,30 +346,49 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
     # (shard helper): never a rewrite of a non-collective before instruction
     coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
     coll |= copies_of_paired(m)  # fusion's copies of a paired node hold its value
+    return bucket, coll
+
+
+def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
+                   same_op: bool = False) -> list[int]:
+    """The open after nodes the rewrite step may pair with the open before node ``b``
+    (``same_op``: only data-movement ops, to one of the same opcode and shape)."""
+    An = m.after.nodes
+    lst = bucket.get((b.op_name, b.src))
+    if not lst:
+        return []
+    cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
+    if coll:
+        cands = [y for y in cands if y not in coll or (
+            b.opcode in _COLLECTIVES and An[y].opcode in _COLLECTIVES)]
+    if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
+        cands = [y for y in cands if An[y].opcode not in _RESHARDING]
+    if b.opcode in _LOOPS or any(An[y].opcode in _LOOPS for y in cands):
+        # a loop or conditional lives on as one (or is gone), and nothing else becomes one
+        cands = [y for y in cands if An[y].opcode == b.opcode or (
+            b.opcode not in _LOOPS and An[y].opcode not in _LOOPS)]
+    if same_op:
+        if b.opcode not in _SHAPE_OPS:
+            return []
+        cands = [y for y in cands if An[y].opcode == b.opcode and An[y].mdims == b.mdims]
+    if b.opcode in _SHAPE_OPS:
+        # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
+        cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
+    return cands
+
+
+def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool = False) -> int:
+    """Open before nodes whose (op_name, source) names open after nodes of another opcode
+    (``same_op``: first only data-movement ops, to one of the same opcode and shape, so
+    that a view algsimp removed does not take the partner of the view beside it)."""
+    Bn, An = m.before.nodes, m.after.nodes
+    bucket, coll = _rewrite_bucket(m)
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
             continue
         lst = bucket.get((b.op_name, b.src))
-        if not lst:
-            continue
-        cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
-        if coll:
-            cands = [y for y in cands if y not in coll or (
-                b.opcode in _COLLECTIVES and An[y].opcode in _COLLECTIVES)]
-        if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
-            cands = [y for y in cands if An[y].opcode not in _RESHARDING]
-        if b.opcode in _LOOPS or any(An[y].opcode in _LOOPS for y in cands):
-            # a loop or conditional lives on as one (or is gone), and nothing else becomes one
-            cands = [y for y in cands if An[y].opcode == b.opcode or (
-                b.opcode not in _LOOPS and An[y].opcode not in _LOOPS)]
-        if same_op:
-            if b.opcode not in _SHAPE_OPS:
-                continue
-            cands = [y for y in cands if An[y].opcode == b.opcode and An[y].mdims == b.mdims]
-        if b.opcode in _SHAPE_OPS:
-            # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
-            cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
+        cands = _rewrite_cands(m, b, bucket, coll, sharded, same_op)
         if not cands:
             continue
         best, best_s, ties = cands[0], -1, []
@@ -397,10 +415,12 @@ def _duplicates(m: Matching) -> int:
     the best-scoring copy (any copy tells the same story)."""
     Bn, An = m.before.nodes, m.after.nodes
     bb: dict = defaultdict(list)
+    fps: dict = defaultdict(set)  # every before node's subgraph under the key, paired or not
     for n in _live(Bn):
-        if m.b2a[n.idx] < 0:
-            k = _meta_key(n)
-            if k is not None:
+        k = _meta_key(n)
+        if k is not None:
+            fps[k].add(n.fp)
+            if m.b2a[n.idx] < 0:
                 bb[k].append(n.idx)
     ab: dict = defaultdict(list)
     for n in _live(An):
@@ -413,7 +433,10 @@ def _duplicates(m: Matching) -> int:
         bl = bb[k]
         if len(al) < 2 or any(An[y].fusion < 0 for y in al):
             continue
-        if len(bl) != 1 and any(Bn[x].fp != Bn[bl[0]].fp for x in bl):
+        if len(fps[k]) > 1:
+            # twins (layers sharing op_name and source) whose others are paired already:
+            # the open copies may be theirs, not duplicates of this one; the rewrite step
+            # weighs their neighbourhoods
             continue
         # several identical copies before (CSE keeps the first): pair the first
         b = Bn[bl[0]]
@@ -520,6 +543,9 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     skip = cse_skip(m) if cse_skip else set()
     if _rewrites(m, skip, sharded, same_op=True):
         _propagate(m)
+    if sharded:  # shard2: mutual best rewrite pairs first, in rounds (mutual.py)
+        from .mutual import mutual_rewrites
+        mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
     if pair_surviving_literals(m):
         _propagate(m)

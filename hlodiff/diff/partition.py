@@ -40,7 +40,8 @@ def shard_ways(global_shape: Shape, local: Shape, nparts: int,
         return 0
     if global_shape.is_tuple or local.is_tuple:
         return _tuple_ways(global_shape, local, nparts)
-    if global_shape.element_type != local.element_type or global_shape.rank < local.rank:
+    if not _same_type(global_shape.element_type, local.element_type) or \
+            global_shape.rank < local.rank:
         return 0
     if global_shape.rank != local.rank:
         return _squeezed_ways(global_shape.dims, local.dims, nparts)
@@ -102,6 +103,21 @@ def _squeezed_ways(g: tuple[int, ...], loc: tuple[int, ...], nparts: int) -> int
     if j != len(loc) or ways <= 1 or nparts % ways:
         return 0
     return ways
+
+
+def _same_type(g: str | None, loc: str | None) -> bool:
+    """The same element type, or a narrow float the backend computes in f32 (float
+    normalization widens bf16/f16 instructions in place: bf16[16,64] -> f32[2,64] is still
+    a shard; shard2)."""
+    return g == loc or (loc == "f32" and g in ("bf16", "f16"))
+
+
+def widened_shard(b: Instruction, a: Instruction, nparts: int) -> bool:
+    """``a`` is a per-device shard of ``b`` that float normalization also widened
+    (bf16 -> f32)."""
+    return nparts > 1 and not b.shape.is_tuple and not a.shape.is_tuple and \
+        b.shape.element_type != a.shape.element_type and \
+        shard_ways(b.shape, a.shape, nparts) > 0
 
 
 def note(b: Instruction, a: Instruction, nparts: int) -> str | None:
