@@ -187,3 +187,19 @@ def test_folded_constant_names_the_kernel_holding_the_new_literal():
     holder = next(i for i in after.entry_computation.instructions if i.name == "fusion.4")
     body = next(c for c in after.computations if c.name == holder.calls[0])
     assert "constant.113" in {i.name for i in body.instructions}
+
+
+def test_line_ending_in_a_constant_the_folder_left_behind_is_folded():
+    """gather_embedding, snapshots 0018-0027: the old gather expander turned a gather of
+    constants into a loop that algsimp and the loop simplifier reduce to ``constant.102 =
+    s32[1] constant(...)`` (0024, read by a subtract of two constants). Dump 0025
+    (constant_folding) folds that subtract and leaves constant.102 without users; dump 0027
+    (dce) deletes it. Every instruction whose line of replacements reaches constant.102
+    ends folded at 0025 (its value is in the folded constant), not removed by DCE."""
+    snaps = find_pass_dumps(OLD / "gather_embedding_loop", "jit_gather_embedding")
+    tr = trace(snaps)
+    lines = [n for n in tr.fates if any(x[2] == "constant.102" for x in tr.chain(n))]
+    assert len(lines) >= 5, lines
+    for n in lines:
+        fate, pass_name, _ = tr.chain(n)[-1]
+        assert (fate, pass_name) == ("folded", "constant_folding"), (n, tr.chain(n))
