@@ -203,3 +203,19 @@ def test_line_ending_in_a_constant_the_folder_left_behind_is_folded():
     for n in lines:
         fate, pass_name, _ = tr.chain(n)[-1]
         assert (fate, pass_name) == ("folded", "constant_folding"), (n, tr.chain(n))
+
+
+def test_copies_met_before_the_surviving_copy_were_gone_before_cse():
+    """gpt_rope_adamw: identical ``iota()`` of one op_name. ``iota.194`` is read by a
+    reshape (algsimp makes the reshape an iota: rewritten at algsimp); ``iota.196`` feeds
+    ``negate.197`` and lives on in fused_computation.164 (``iota.48``); ``iota.239`` and
+    ``iota.448`` feed identical negates: merged into iota.196 at cse (pass dumps). The
+    copy that survived CSE is the one CSE met first among those that reached it: the
+    later ones read alike are merged, not "simplified away"."""
+    before, after, res = _diff("gpt_rope_adamw")
+    entry = before.entry_computation.name
+    for n in ("iota.239", "iota.448"):
+        f = res.fate_of(entry, n)
+        assert (f.fate, f.into, f.fusion) == ("merged", "iota.196", "fusion.164"), \
+            (n, f.fate, f.into, f.reason)
+    assert res.fate_of(entry, "iota.194").fate == "rewritten"

@@ -236,12 +236,19 @@ class FateBuilder:
         nodes = B.nodes
         gone: set[int] = set()
         out: set[int] = set()
+        # old2: copies CSE would have met before the copy that survived (cse_walk.py)
+        early = cse_walk.gone_before_survivor(B, m, surv, self.order) if self.order else {}
         for n in reversed(nodes):
             i = n.idx
             if n.alias >= 0 or m.b2a[i] >= 0 or not live[i] or n.opcode == "parameter":
                 continue
             if fold[i] and (n.opcode not in NOT_FOLDED or self._folds_reshape(n)):
                 continue  # folded, not simplified
+            if cv[i] and not fold[i] and i in early:
+                if early[i]:
+                    gone.add(i)
+                    out.add(i)
+                continue
             if cv[i] and not fold[i]:
                 k = surv.get(i)
                 if k is not None and m.b2a[k] >= 0 and \
