@@ -13,9 +13,11 @@ XLA (``BufferAssigner``) gives every buffer of the module an allocation, in this
    time. Touching at one step is allowed only where the instruction may write its result
    over the operand that dies there (XLA's CanShareOperandBufferWithUser); a copy never
    shares with what it copies;
-4. an output that found no place gets a new allocation; a temporary is left for the heap,
-   which packs all of them into one allocation (``_pack``): offsets aligned (256 bytes on
-   GPU, 64 on CPU), best fit, in two orders, the smaller kept.
+4. an output that found no place gets a new allocation; a temporary tuple table gets one of
+   its own; any other temporary is left for the heap (``pack``, heapfit.py: XLA's heap
+   simulator and best fit, offsets aligned to 256 bytes on GPU, 64 on CPU). XLA then
+   combines the heap and the tables' allocations end to end into one temporary allocation,
+   in the order std::partition leaves them.
 
 XLA's total is the sum of all allocations. This module only decides placements; which
 buffers exist, their sizes and live ranges, and who may overwrite whom, come from memsim.
@@ -28,11 +30,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from ..hlo.model import Module
+from .heapfit import HeapValue, place
 
 # computations run inside one kernel: their values get thread-local allocations
 _THREAD_LOCAL_CALLERS = frozenset(
     "custom-call all-reduce reduce-scatter all-reduce-start map reduce reduce-window scatter "
     "select-and-scatter sort fusion".split())
+_ALLOCATED = ("output", "temp", "parameter", "constant")
 _PACK_LIMIT = 3000  # temporaries; more are summed (packing is quadratic)
 _TRY_BUDGET = 2_000_000  # allocation checks; beyond, temporaries go to the heap directly
 
@@ -106,21 +110,29 @@ def _fits(a: _Alloc, b: Buf, can_share: Callable[[Buf, Buf], bool],
 def assign(buffers: list[Buf], operands: dict[int, list[int]],
            can_share: Callable[[Buf, Buf], bool],
            copies_of: Callable[[Buf], set[int]],
-           donated: set[int] | frozenset[int] = frozenset()) -> list[Buf]:
+           donated: set[int] | frozenset[int] = frozenset(),
+           log: list[int | None] | None = None) -> list[Buf]:
     """Place outputs and temporaries into allocations, XLA's way; returns the temporaries left
     for the heap. Outputs that found no place keep ``host is None`` (their own allocation);
     a buffer placed into another's allocation gets ``host`` = that allocation's number and
-    costs nothing more."""
-    order = sorted((b for b in buffers if b.size and (b.kind in ("output", "temp")
-                                                      or b.id in donated)),
-                   key=lambda b: (-b.size, b.kind == "temp", getattr(b, "post", 0), b.id))
+    costs nothing more. ``log`` receives, in XLA's order of creation, one entry per
+    allocation made: a temporary tuple table's id (a temporary allocation), else None."""
+    order = sorted((b for b in buffers if b.size and (b.kind in _ALLOCATED or b.id in donated)),
+                   key=lambda b: (-b.size, b.kind not in ("output", "donated")
+                                  and b.id not in donated, getattr(b, "post", 0), b.id))
+    if log is None:
+        log = []
     allocs: list[_Alloc] = []
     where: dict[int, int] = {}  # buffer id -> allocation
     reusable: list[int] = []  # allocations made for outputs, in creation order
     heap: list[Buf] = []
     budget = _TRY_BUDGET
     for b in order:
+        if b.kind in ("parameter", "constant") and b.id not in donated:
+            log.append(None)
+            continue
         if b.id in donated:  # a donated parameter's allocation takes others (XLA)
+            log.append(None)
             allocs.append(_Alloc(b.size))
             allocs[-1].add(b)
             where[b.id] = len(allocs) - 1
@@ -129,6 +141,7 @@ def assign(buffers: list[Buf], operands: dict[int, list[int]],
         if _is_table(b):  # a tuple's table of pointers: never shares an allocation
             if b.kind == "temp":
                 heap.append(b)
+            log.append(b.id if b.kind == "temp" else None)
             continue
         placed = None
         tried: set[int] = set()
@@ -158,6 +171,7 @@ def assign(buffers: list[Buf], operands: dict[int, list[int]],
             b.host = placed
             continue
         if b.kind == "output":
+            log.append(None)
             allocs.append(_Alloc(b.size))
             allocs[-1].add(b)
             where[b.id] = len(allocs) - 1
@@ -174,75 +188,92 @@ def _is_table(b: Buf) -> bool:
 
 
 def pack(heap: list[Buf], merges: list[tuple[int, int]], align: int,
-         pinned: set[int] | frozenset[int] = frozenset()) -> int | None:
-    """The size of the heap holding the temporaries: XLA's global decreasing-size best-fit
-    heap. Its clock is the heap simulator's: every allocation and every free is one tick
-    (at each step of the schedule, the step's allocations, then its frees, each in order of
-    live range and id), so a buffer's duration counts the events it spans, which orders
-    equal sizes. ``merges``: (group, member) pairs where a result took over a dying operand's
-    buffer (memsim); a group is placed as one, its own interval orders it. XLA packs in two
-    orders (largest first; longest-lived first) and keeps the smaller heap; so does this.
-    ``pinned`` buffers keep their place for the whole program. None when there are too many
-    to pack quickly."""
-    items = [b for b in heap if b.size]
+         tables: set[int] | frozenset[int] = frozenset(),
+         log: list[int | None] | None = None, after: int = 0) -> int | None:
+    """The bytes of XLA's temporary allocation: the heap holding the temporaries (heapfit.py:
+    XLA's clock, its two orders, its best fit) and, end to end after it, each tuple table in
+    an allocation of its own (XLA gives tuple-shaped buffers their own allocation and then
+    combines every temporary allocation into one, each at an aligned offset).
+    ``merges``: (group, member) pairs where a result took over a dying operand's buffer
+    (memsim); the member then starts where the group's previous member ends. ``tables``:
+    the tuple tables among ``heap``; ``log``: assign()'s record of the allocations made
+    before the heap, ``after``: how many (thread-local) are made after it; they decide the
+    order in which the temporary allocations are combined. None when there are too many to
+    pack quickly."""
+    items = [b for b in heap if b.id not in tables]
     if len(items) > _PACK_LIMIT:
         return None
+    by = {b.id: b for b in heap}
     own_end = {b.id: b.end for b in heap}
     last: dict[int, int] = {}
-    by = {b.id: b for b in heap}
+    prev: dict[int, int] = {}  # member -> the value whose buffer it takes over
     for g, member in merges:  # the group's previous last member dies where member starts
-        own_end[last.get(g, g)] = by[member].start
+        p = last.get(g, g)
+        own_end[p] = by[member].start
+        prev[member] = p
         last[g] = member
-    allocs: dict[int, list[Buf]] = {}
-    frees: dict[int, list[Buf]] = {}
-    for b in heap:
-        allocs.setdefault(b.start, []).append(b)
-        frees.setdefault(own_end[b.id], []).append(b)
-    tick: dict[int, list[int]] = {}  # id -> [alloc tick, free tick]
-    clock = 0
-    for step in sorted(set(allocs) | set(frees)):
-        for kind, todo in ((0, allocs.get(step, ())), (1, frees.get(step, ()))):
-            for b in sorted(todo, key=lambda b: (b.start, own_end[b.id], b.id)):
-                tick.setdefault(b.id, [0, 0])[kind] = clock
-                clock += 1
-    group_end = {g: tick[last[g]][1] for g in last}
-    rows = [(b.size, tick[b.id][1] - tick[b.id][0], b.id, tick[b.id][0],
-             group_end.get(b.id, tick[b.id][1])) if b.id not in pinned
-            else (b.size, clock, b.id, 0, clock) for b in items]
-    spatial = sorted(rows, key=lambda r: (-r[0], -r[1], r[2]))
-    # XLA: the size order uses a buffer's own interval, the duration order its whole group's
-    temporal = sorted(rows, key=lambda r: (r[3] - r[4], -r[0], r[2]))
-    return min(_best_fit(spatial, align), _best_fit(temporal, align))
+    values: dict[int, HeapValue] = {}
+    for b in sorted(items, key=lambda b: b.id):
+        size = by[_root(b.id, prev)].size if b.id in prev else b.size
+        values[b.id] = HeapValue((getattr(b, "post", 0), b.id), size, b.start, own_end[b.id])
+    for member, p in prev.items():
+        if member in values and p in values:
+            values[member].takes = values[p]
+    size = place(list(values.values()), align)
+    if size is None:
+        return None
+    seq: list[int | None] = list(log) if log is not None else sorted(tables)
+    seq = [t if t is None or t in tables else None for t in seq]
+    if size:
+        seq.append(-1)  # the heap's own allocation
+    seq += [None] * after
+    parts = [size if t == -1 else by[t].size for t in _temporaries_in_order(seq)]
+    return combined_size([p for p in parts if p], align)
 
 
-def _best_fit(rows: list[tuple[int, int, int, int, int]], align: int) -> int:
-    """Place each (size, duration, id, start, end), in the given order, at the lowest-waste
-    aligned offset among the ones placed before that are live at the same time; the heap's
-    size."""
-    starts: list[int] = []  # placed, sorted by start
-    placed: list[tuple[int, int, int]] = []  # (end, offset, aligned end), in that order
-    top = 0
-    for size, _dur, _id, bs, be in rows:
-        k = bisect.bisect_right(starts, be)  # only those starting by its end can meet it
-        used = sorted([(o, hi) for e, o, hi in placed[:k] if e >= bs])
-        best, best_gap, cur = None, None, 0
-        for lo, hi in used:
-            gap = lo - cur
-            if gap >= size and (best_gap is None or gap < best_gap):
-                best, best_gap = cur, gap
-            if hi > cur:
-                cur = hi
-        off = best if best is not None else cur
-        j = bisect.bisect_right(starts, bs)
-        starts.insert(j, bs)
-        placed.insert(j, (be, off, off + -(-size // align) * align))
-        if off + size > top:
-            top = off + size
-    return top
+def _temporaries_in_order(seq: list[int | None]) -> list[int]:
+    """The temporary allocations (not None) in the order XLA combines them: it moves them
+    behind the others with std::partition, which swaps the first temporary from the front
+    with the last other one from the back, again and again (not a stable order)."""
+    seq = list(seq)
+    first, last = 0, len(seq)
+    while True:
+        while first < last and seq[first] is None:
+            first += 1
+        if first == last:
+            break
+        last -= 1
+        while first < last and seq[last] is not None:
+            last -= 1
+        if first == last:
+            break
+        seq[first], seq[last] = seq[last], seq[first]
+        first += 1
+    return [t for t in seq[first:] if t is not None]
+
+
+def _root(b: int, prev: dict[int, int]) -> int:
+    while b in prev:
+        b = prev[b]
+    return b
+
+
+def combined_size(sizes: list[int], align: int) -> int:
+    """XLA's CombineTempAllocations: temporary allocations placed end to end, each at an
+    aligned offset; the total."""
+    total = 0
+    for s in sizes:
+        total = -(-total // align) * align + s
+    return total
 
 
 def thread_local_bytes(module: Module) -> int:
-    """Bytes of XLA's thread-local allocations: every value of a computation called by a
+    """Bytes of XLA's thread-local allocations (see thread_local_sizes)."""
+    return sum(thread_local_sizes(module))
+
+
+def thread_local_sizes(module: Module) -> list[int]:
+    """The sizes of XLA's thread-local allocations: every value of a computation called by a
     reduction, sort, scatter, map or custom call (directly or inside a fusion), one
     allocation each; fused computations themselves get none."""
     fused: set[str] = set()
@@ -266,8 +297,8 @@ def thread_local_bytes(module: Module) -> int:
             continue
         for ins in comp.instructions:
             work.extend(ins.calls)
-    total = 0
-    for c in local - fused:
+    sizes: list[int] = []
+    for c in sorted(local - fused):
         try:
             comp = module.computation(c)
         except KeyError:
@@ -277,8 +308,8 @@ def thread_local_bytes(module: Module) -> int:
                 continue
             s = ins.shape
             if s.is_tuple:
-                total += 8 * len(s.tuple_shapes)
+                sizes.append(8 * len(s.tuple_shapes))
                 if ins.opcode != "parameter":
                     continue
-            total += sum(leaf.byte_size for leaf in s.leaves())
-    return total
+            sizes.extend(leaf.byte_size for leaf in s.leaves())
+    return [x for x in sizes if x]

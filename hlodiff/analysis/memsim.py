@@ -26,9 +26,10 @@ a library call's tuple (cuDNN's (result, scratch)).
 memassign.py then places the buffers in XLA's order (largest first; outputs first; XLA's
 post order), each into its operands' allocations or an earlier output's, where no value
 there is live at the same time; the rest of the temporaries form one heap, where a result
-takes over a dying operand's buffer (never a loop's state) and tuple tables never share
-space, packed best-fit with XLA's alignment (256 bytes on GPU, 64 on CPU). Thread-local
-allocations (values of reductions' and sorts' computations) are added.
+takes over a dying operand's buffer (never a loop's state), packed as XLA's heap simulator
+packs it (heapfit.py); temporary tuple tables get allocations of their own, combined after
+the heap. Thread-local allocations (values of reductions' and sorts' computations) are
+added.
 
 The estimate is the sum of the allocations. ``low_bytes`` counts outputs only from their
 definition on. benchmarks/RESULTS.md has the figures against XLA's total.
@@ -40,7 +41,7 @@ import re
 from dataclasses import dataclass
 
 from ..hlo.model import Computation, Instruction, Module, Shape
-from .memassign import assign, pack, thread_local_bytes
+from .memassign import assign, pack, thread_local_sizes
 
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
 # asynchronous collectives whose result is (operands, results, ...); copy-start is
@@ -126,6 +127,10 @@ class _Sim:
         # (result, operand buffer) pairs where the operand is read as another's tuple
         # element: XLA's heap never shares those (its buffer assignment may)
         self.via_element: set[tuple[int, int]] = set()
+        # (result, operand buffer) pairs where a GPU loop fusion reads the operand through
+        # a bitcast: XLA's assignment lets the result take over the operand's allocation
+        # (the bitcast is no value of its own), its heap simulator does not (not a user)
+        self.via_bitcast: set[tuple[int, int]] = set()
         # a loop's state buffer -> the body results written into it (placed there, size 0)
         self.defined_by: dict[int, list[int]] = {}
         self.post: dict[str, int] = {}  # instruction -> XLA's post-order position
@@ -271,15 +276,15 @@ class _Sim:
                         ob.start = min(ob.start, self.buffers[b].start)
                         live.setdefault(k, []).append((self.buffers[b].start, last))
                 self.zero(r, before)
+                t = self.table(r)  # each branch's table is the conditional's
+                if t is not None and t >= before:
+                    self.buffers[t].size = 0
             for k, pieces in live.items():
                 pieces = sorted(pieces) + [(self.pos, self.pos)]
                 gaps = [(e + 1, s2 - 1) for (_s, e), (s2, _e2) in zip(pieces, pieces[1:])
                         if e + 1 <= s2 - 1]
                 if gaps:
                     self.buffers[out[k]].gaps = gaps
-                t = self.table(r)  # the branch's table is the conditional's
-                if t is not None and t >= before:
-                    self.buffers[t].size = 0
             # an element a branch passes through from its operand is that operand's buffer
             # (XLA's alias analysis makes them one)
             for r in roots:
@@ -311,15 +316,25 @@ class _Sim:
             src = comp[ins.operands[0]].shape
             if src.is_tuple and len(src.tuple_shapes) >= 2:
                 first, n = _subtree(src, (0 if op == "copy-done" else 1,))
-                return ops[0][first:first + n]
+                out = ops[0][first:first + n]
+                if ins.shape.is_tuple:  # its elements alias the start's; its table is new
+                    t = self.new(ins, cname, Shape("table", "u8",
+                                                   (8 * len(ins.shape.tuple_shapes),)))
+                    self.tables.setdefault(id(out), (out, t))
+                return out
             return ops[0]
         if op == "fusion":
             out = self.fusion(ins, cname, ops)
             if ins.fusion_kind == "kLoop" and len(out) == 1 and not ins.shape.is_tuple \
                     and ins.calls:
-                self.reuse.append((out[0], [(k, b) for k, o in enumerate(ops) for b in o
-                                            if _shareable_operand(comp, ins.operands[k])],
-                                   ins, None))
+                cands = []
+                for k, o in enumerate(ops):
+                    direct = _shareable_operand(comp, ins.operands[k])
+                    if direct or self.gpu:
+                        cands += [(k, b) for b in o]
+                        if not direct:  # through a bitcast
+                            self.via_bitcast.update((out[0], b) for b in o)
+                self.reuse.append((out[0], cands, ins, None))
             elif ins.fusion_kind in ("kLoop", "kInput") and ins.shape.is_tuple and ins.calls:
                 cands = [(k, o[0]) for k, o in enumerate(ops)
                          if len(o) == 1 and _shareable_operand(comp, ins.operands[k])]
@@ -566,8 +581,9 @@ def _cpu_alignment(module: Module) -> int:
 
 def _is_gpu(module: Module) -> bool:
     """Whether XLA's GPU backend compiled the module: its instructions carry GPU backend
-    configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton."""
-    for ins in module.entry_computation.instructions:
+    configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton (in any
+    computation: a loop's body may hold all the kernels)."""
+    for ins in (i for c in module.computations for i in c.instructions):
         cfg = ins.attrs.get("backend_config", "")
         if "operation_queue_id" in cfg or "__triton" in cfg or \
                 ins.attrs.get("custom_call_target", "").strip('"').startswith(("__cublas", "__cudnn")):
@@ -641,6 +657,7 @@ def _share_dying_operands(sim: _Sim, heap: list[SimBuffer],
             g = sim.buffers[root.get(c, c)]  # the operand's group (a chain of such results)
             if c in taken or c == out or c not in in_heap or g.end != ob.start \
                     or c in sim.loop_state or (out, c) in sim.via_element \
+                    or (out, c) in sim.via_bitcast \
                     or g.size != ob.size or not can_share(ob, sim.buffers[c]):
                 continue
             taken.add(c)
@@ -698,11 +715,13 @@ def simulate(module: Module) -> Simulation:
     # or earlier outputs' ones; the rest of the temporaries form the heap, where a result
     # takes over a dying operand's buffer
     can_share = _can_share(sim)
+    log: list[int | None] = []  # the allocations assign() makes, in XLA's order
     heap = assign(sim.buffers, sim.operands, can_share,
-                  lambda b: sim.copies.get(b.id, _NONE), reusable)
+                  lambda b: sim.copies.get(b.id, _NONE), reusable, log)
+    local = thread_local_sizes(module)
     merges = _share_dying_operands(sim, heap, can_share)
     fixed = sum(b.size for b in sim.buffers if b.kind != "temp" and b.host is None) \
-        + thread_local_bytes(module)
+        + sum(local)
     timeline = _curve(sim.buffers, end, ("temp",), fixed)
     # a lower figure: outputs live only from their definition on (XLA may place earlier
     # temporaries in an output's allocation before the output is written)
@@ -710,9 +729,10 @@ def simulate(module: Module) -> Simulation:
                      sum(b.size for b in sim.buffers if b.kind not in _TIMED)), default=fixed)
     peak_t = max(range(len(timeline)), key=timeline.__getitem__) if timeline else 0
     peak = timeline[peak_t] if timeline else fixed
-    # XLA's heap never reuses a tuple table's space (seen in every dump): pinned
-    pinned = {b.id for b in heap if b.shape_obj.text == "table"}
-    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), pinned)
+    # a tuple-shaped buffer gets an allocation of its own (XLA), combined after the heap
+    tables = {b.id for b in heap if b.shape_obj.text == "table"}
+    heap = pack(heap, merges, _ALIGN_GPU if sim.gpu else _cpu_alignment(module), tables,
+                log, len(local))
     if heap is not None:  # packing leaves gaps: the heap is at least the live peak
         peak = max(peak, fixed + heap)
     return Simulation(sim.buffers, sim.sequence, fixed, timeline, peak_t, peak,
