@@ -219,3 +219,20 @@ def test_copies_met_before_the_surviving_copy_were_gone_before_cse():
         assert (f.fate, f.into, f.fusion) == ("merged", "iota.196", "fusion.164"), \
             (n, f.fate, f.into, f.reason)
     assert res.fate_of(entry, "iota.194").fate == "rewritten"
+
+
+def test_regrouped_chain_lives_on_as_its_outer_instruction():
+    """quant_fake: ``multiply.33 = multiply(call.32, broadcast(constant.5 = 2))``,
+    ``multiply.40 = multiply(multiply.33, broadcast(constant.3 = 0.00390625))``. Algsimp
+    regroups it as x * (2 * 0.00390625) (pass dumps: multiply.33 rewritten at algsimp,
+    dump 0006; multiply.40 lives on and is fused); the kernel multiplies by 0.0078125. The
+    after multiply is multiply.40's; multiply.33 was simplified away."""
+    before, after, res = _diff("quant_fake")
+    entry = before.entry_computation.name
+    outer, inner = res.fate_of(entry, "multiply.40"), res.fate_of(entry, "multiply.33")
+    assert outer.fate == "fused", (outer.fate, outer.reason)
+    assert inner.fate == "rewritten", (inner.fate, inner.reason)
+    assert outer.after == "multiply.4"  # multiply(..., broadcast(constant(0.0078125)))
+    lits = {str(i.literal) for c in after.computations for i in c.instructions
+            if i.opcode == "constant"}
+    assert "0.0078125" in lits
