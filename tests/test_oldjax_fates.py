@@ -236,3 +236,14 @@ def test_regrouped_chain_lives_on_as_its_outer_instruction():
     lits = {str(i.literal) for c in after.computations for i in c.instructions
             if i.opcode == "constant"}
     assert "0.0078125" in lits
+
+
+def test_broadcast_read_only_by_an_identity_is_no_cse_survivor():
+    """topk_ranking_loss: logaddexp (inlined) has ``broadcast.27 = broadcast(Arg_1.24)``
+    (bound to 0) read only by ``subtract.28 = subtract(Arg_0.23, broadcast.27)`` and
+    ``broadcast.25`` of the same value read by ``maximum.26``; softplus has another,
+    ``broadcast.41``. Algsimp removes x - 0 in its first round (pass dumps: broadcast.27
+    rewritten at algsimp), so CSE meets broadcast.25 first and merges broadcast.41 into it."""
+    before, after, res = _diff("topk_ranking_loss")
+    f = res.fate_of("softplus.38", "broadcast.41")
+    assert (f.fate, f.into) == ("merged", "broadcast.25"), (f.fate, f.into, f.reason)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition)  # partition: SPMD shard relation
-from . import cse_walk, folded_target  # old2: CSE's walk, where folded constants live
+from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -37,6 +37,7 @@ class FateBuilder:
         self.untraced = self._untraced()
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
+        gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
         if gone:
             self.survivor = cse_survivors(m, gone | self.recip, self.order)
         self.borrowed = self._borrowed()
