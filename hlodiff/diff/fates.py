@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
+from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -51,6 +52,7 @@ class FateBuilder:
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
         self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
+        self.late_views: set[int] = set()  # became a view after layout assignment
 
     def _upcast(self) -> bytearray:
         """1 for matched compute instructions whose narrow float type (bf16, f16) became
@@ -456,7 +458,8 @@ class FateBuilder:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
-                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)):
+                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)) and \
+                    s not in self.late_views:
                 # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
                 # algsimp; shard helper)
                 # algsimp and constant folding run before CSE: each identical copy is
@@ -549,6 +552,11 @@ class FateBuilder:
                 f.fate = "kept"
                 f.reason = (f"{b.opcode} kept; operand transposes/reshapes folded into its "
                             "dimension numbers (transpose folding, same instruction)")
+            elif changed_attrs and self.nparts <= 1 and inplace.fused_in_place(b, a):
+                f.fate = "fused"  # cpu2: changed in place (transpose folding), then fused
+                f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion}; operand "
+                            "transposes/reshapes folded into its dimension numbers first "
+                            "(transpose folding, same instruction)")
             elif a.opcode != b.opcode or changed_attrs:
                 f.fate = "rewritten"
                 what = a.opcode
@@ -593,7 +601,8 @@ class FateBuilder:
             return f
         src = forwarding.view_source(B, b)
         bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
-        if bc is not None:
+        if bc is not None:  # the reshape decomposer runs after CSE (late_views)
+            self.late_views.add(b.idx)
             f.fate = "rewritten"
             self._set_after(f, bc)
             f.reason = f"{b.opcode} became {bc.opcode} {bc.name} (a view of the same data)"

@@ -24,6 +24,7 @@ from collections import defaultdict
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
 from .cse_pairs import pair_survivors
+from .fused_copies import copies_of_paired
 from .regroup_pairs import repair as repair_regrouped
 from .view import Node, View
 
@@ -33,6 +34,7 @@ _COLLECTIVES = {"all-gather", "all-reduce", "reduce-scatter", "all-to-all",
                 "collective-permute", "all-gather-start", "all-gather-done",
                 "all-reduce-start", "all-reduce-done", "collective-permute-start",
                 "collective-permute-done", "collective-broadcast", "ragged-all-to-all"}
+_LOOPS = {"while", "conditional"}
 _SHAPE_OPS = {"reshape", "broadcast", "transpose", "convert", "bitcast", "copy", "slice",
               "concatenate", "pad", "reverse", "bitcast-convert", "iota", "constant"}
 
@@ -327,8 +329,10 @@ _RESHARDING = {"slice", "dynamic-slice", "dynamic-update-slice", "pad", "concate
                "get-tuple-element", "broadcast", "select", "partition-id"}
 
 
-def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
-    """Open before nodes whose (op_name, source) names open after nodes of another opcode."""
+def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool = False) -> int:
+    """Open before nodes whose (op_name, source) names open after nodes of another opcode
+    (``same_op``: first only data-movement ops, to one of the same opcode and shape, so
+    that a view algsimp removed does not take the partner of the view beside it)."""
     Bn, An = m.before.nodes, m.after.nodes
     bucket: dict = defaultdict(list)
     for n in _live(An):
@@ -337,6 +341,7 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
     # the SPMD partitioner's collectives carry the op_name of the instruction they feed
     # (shard helper): never a rewrite of a non-collective before instruction
     coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
+    coll |= copies_of_paired(m)  # fusion's copies of a paired node hold its value
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
@@ -345,10 +350,19 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False) -> int:
         if not lst:
             continue
         cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
-        if coll and b.opcode not in _COLLECTIVES:
-            cands = [y for y in cands if y not in coll]
+        if coll:
+            cands = [y for y in cands if y not in coll or (
+                b.opcode in _COLLECTIVES and An[y].opcode in _COLLECTIVES)]
         if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
             cands = [y for y in cands if An[y].opcode not in _RESHARDING]
+        if b.opcode in _LOOPS or any(An[y].opcode in _LOOPS for y in cands):
+            # a loop or conditional lives on as one (or is gone), and nothing else becomes one
+            cands = [y for y in cands if An[y].opcode == b.opcode or (
+                b.opcode not in _LOOPS and An[y].opcode not in _LOOPS)]
+        if same_op:
+            if b.opcode not in _SHAPE_OPS:
+                continue
+            cands = [y for y in cands if An[y].opcode == b.opcode and An[y].mdims == b.mdims]
         if b.opcode in _SHAPE_OPS:
             # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
             cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
@@ -496,8 +510,15 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .shardmatch import rebuilt_dots, swap_misfit_dots
         swap_misfit_dots(m)
         rebuilt_dots(m)
+    from .literal_chains import pair_surviving_literals  # literals under rebuilt views
+    if pair_surviving_literals(m):
+        _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
+    if _rewrites(m, skip, sharded, same_op=True):
+        _propagate(m)
     _rewrites(m, skip, sharded)
+    if pair_surviving_literals(m):
+        _propagate(m)
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants
         top_level_constants(m)

@@ -74,6 +74,9 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> int:
                     continue
                 if bad.fate in ("removed",) or after_ops.get(bad.after) == bad.opcode:
                     continue
+                if bad.after is None and bad.candidates:
+                    # its own kernel, one of several twins' (anchors): not a look-alike
+                    continue
                 if (bad.fusion or bad.after) == (good.fusion or good.after):
                     continue
                 bad.fate = "rewritten"  # its value is computed by its twin's instruction

@@ -96,6 +96,9 @@ class View:
         self.entry_params: dict[int, int] = {}
         self.entry_root: int = -1
         self.top_names: dict[tuple[str, str], int] = {}  # (comp, name) -> node, top-level
+        # control node inside an inlined call -> (op_name prefix, call-site frames): the
+        # call inliner gives the bodies it calls the call's op_name and frames too (cpu2)
+        self.ctl_prefix: dict[int, tuple] = {}
 
     # ---- helpers -------------------------------------------------------------------
     def dims_of(self, inst: Instruction) -> str:
@@ -295,10 +298,19 @@ def _instantiate(view: View, comp: Computation, *, prefix: str | None, site: str
             n.alias = src
         elif op in _CONTROL:
             view.controls.append(n.idx)
+            if prefix is not None:
+                view.ctl_prefix[n.idx] = (prefix, site_src)
     if fusion < 0 and home < 0:
         for n, inst in pending:
             view.top_names[(comp.name, inst.name)] = n.idx
     return local
+
+
+def _instances(view: View, idx: int) -> int:
+    """How many control nodes instantiate the instruction of control node ``idx``."""
+    n = view.nodes[idx]
+    return sum(1 for c in view.controls
+               if view.nodes[c].inst is n.inst and view.nodes[c].comp == n.comp)
 
 
 def _finish(view: View) -> None:
@@ -393,8 +405,14 @@ def _build(view: View, expand_calls: bool) -> None:
                 if comp is None or cname in seen:
                     continue
                 seen.add(cname)
-                sub = _instantiate(view, comp, prefix=None, site=None, param_alias=None,
-                                   home=-1, fusion=-1, expand_calls=expand_calls)
+                pre, psrc = view.ctl_prefix.get(idx, (None, None))
+                if pre is not None and _instances(view, idx) > 1:
+                    # several inlined copies of the control: the inliner cloned its
+                    # bodies per copy; the one instance here matches none of them
+                    pre, psrc = None, None
+                sub = _instantiate(view, comp, prefix=pre, site=None, param_alias=None,
+                                   home=-1, fusion=-1, expand_calls=expand_calls,
+                                   site_src=psrc)
                 view.bodies.append((idx, role, cname, sub[comp.root],
                                     [sub[p.name] for p in comp.parameters]))
     _finish(view)
