@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
-from . import cse_walk, folded_target  # old2: CSE's walk, where folded constants live
+from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
 from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
 from .match import Matching
@@ -38,6 +38,7 @@ class FateBuilder:
         self.untraced = self._untraced()
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
+        gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
         if gone:
             self.survivor = cse_survivors(m, gone | self.recip, self.order)
         self.borrowed = self._borrowed()
@@ -239,12 +240,19 @@ class FateBuilder:
         nodes = B.nodes
         gone: set[int] = set()
         out: set[int] = set()
+        # old2: copies CSE would have met before the copy that survived (cse_walk.py)
+        early = cse_walk.gone_before_survivor(B, m, surv, self.order) if self.order else {}
         for n in reversed(nodes):
             i = n.idx
             if n.alias >= 0 or m.b2a[i] >= 0 or not live[i] or n.opcode == "parameter":
                 continue
             if fold[i] and (n.opcode not in NOT_FOLDED or self._folds_reshape(n)):
                 continue  # folded, not simplified
+            if cv[i] and not fold[i] and i in early:
+                if early[i]:
+                    gone.add(i)
+                    out.add(i)
+                continue
             if cv[i] and not fold[i]:
                 k = surv.get(i)
                 if k is not None and m.b2a[k] >= 0 and \
