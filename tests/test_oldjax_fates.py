@@ -187,3 +187,63 @@ def test_folded_constant_names_the_kernel_holding_the_new_literal():
     holder = next(i for i in after.entry_computation.instructions if i.name == "fusion.4")
     body = next(c for c in after.computations if c.name == holder.calls[0])
     assert "constant.113" in {i.name for i in body.instructions}
+
+
+def test_line_ending_in_a_constant_the_folder_left_behind_is_folded():
+    """gather_embedding, snapshots 0018-0027: the old gather expander turned a gather of
+    constants into a loop that algsimp and the loop simplifier reduce to ``constant.102 =
+    s32[1] constant(...)`` (0024, read by a subtract of two constants). Dump 0025
+    (constant_folding) folds that subtract and leaves constant.102 without users; dump 0027
+    (dce) deletes it. Every instruction whose line of replacements reaches constant.102
+    ends folded at 0025 (its value is in the folded constant), not removed by DCE."""
+    snaps = find_pass_dumps(OLD / "gather_embedding_loop", "jit_gather_embedding")
+    tr = trace(snaps)
+    lines = [n for n in tr.fates if any(x[2] == "constant.102" for x in tr.chain(n))]
+    assert len(lines) >= 5, lines
+    for n in lines:
+        fate, pass_name, _ = tr.chain(n)[-1]
+        assert (fate, pass_name) == ("folded", "constant_folding"), (n, tr.chain(n))
+
+
+def test_copies_met_before_the_surviving_copy_were_gone_before_cse():
+    """gpt_rope_adamw: identical ``iota()`` of one op_name. ``iota.194`` is read by a
+    reshape (algsimp makes the reshape an iota: rewritten at algsimp); ``iota.196`` feeds
+    ``negate.197`` and lives on in fused_computation.164 (``iota.48``); ``iota.239`` and
+    ``iota.448`` feed identical negates: merged into iota.196 at cse (pass dumps). The
+    copy that survived CSE is the one CSE met first among those that reached it: the
+    later ones read alike are merged, not "simplified away"."""
+    before, after, res = _diff("gpt_rope_adamw")
+    entry = before.entry_computation.name
+    for n in ("iota.239", "iota.448"):
+        f = res.fate_of(entry, n)
+        assert (f.fate, f.into, f.fusion) == ("merged", "iota.196", "fusion.164"), \
+            (n, f.fate, f.into, f.reason)
+    assert res.fate_of(entry, "iota.194").fate == "rewritten"
+
+
+def test_regrouped_chain_lives_on_as_its_outer_instruction():
+    """quant_fake: ``multiply.33 = multiply(call.32, broadcast(constant.5 = 2))``,
+    ``multiply.40 = multiply(multiply.33, broadcast(constant.3 = 0.00390625))``. Algsimp
+    regroups it as x * (2 * 0.00390625) (pass dumps: multiply.33 rewritten at algsimp,
+    dump 0006; multiply.40 lives on and is fused); the kernel multiplies by 0.0078125. The
+    after multiply is multiply.40's; multiply.33 was simplified away."""
+    before, after, res = _diff("quant_fake")
+    entry = before.entry_computation.name
+    outer, inner = res.fate_of(entry, "multiply.40"), res.fate_of(entry, "multiply.33")
+    assert outer.fate == "fused", (outer.fate, outer.reason)
+    assert inner.fate == "rewritten", (inner.fate, inner.reason)
+    assert outer.after == "multiply.4"  # multiply(..., broadcast(constant(0.0078125)))
+    lits = {str(i.literal) for c in after.computations for i in c.instructions
+            if i.opcode == "constant"}
+    assert "0.0078125" in lits
+
+
+def test_broadcast_read_only_by_an_identity_is_no_cse_survivor():
+    """topk_ranking_loss: logaddexp (inlined) has ``broadcast.27 = broadcast(Arg_1.24)``
+    (bound to 0) read only by ``subtract.28 = subtract(Arg_0.23, broadcast.27)`` and
+    ``broadcast.25`` of the same value read by ``maximum.26``; softplus has another,
+    ``broadcast.41``. Algsimp removes x - 0 in its first round (pass dumps: broadcast.27
+    rewritten at algsimp), so CSE meets broadcast.25 first and merges broadcast.41 into it."""
+    before, after, res = _diff("topk_ranking_loss")
+    f = res.fate_of("softplus.38", "broadcast.41")
+    assert (f.fate, f.into) == ("merged", "broadcast.25"), (f.fate, f.into, f.reason)

@@ -76,3 +76,42 @@ def reachable(B: View) -> bytearray:
         stack.extend(o for o in nodes[i].operands if not out[o])
         stack.extend(bodies.get(i, ()))
     return out
+
+
+def gone_before_survivor(B: View, m, surv: dict[int, int],
+                         rank: dict[int, int]) -> dict[int, bool]:
+    """For unpaired members of a set of identical non-constant copies (``surv``: copy ->
+    the copy CSE would keep) of which one is paired with an instruction of its opcode
+    after optimization: True when CSE's walk meets the member before that paired copy.
+    The paired copy survived CSE, so a member met earlier did not reach CSE (algsimp
+    rewrote it, ``reshape(iota)`` into an iota, say). False for one met later and read by
+    the same kind of instructions as the paired copy: algsimp treated it alike, and CSE
+    merged it (one read differently may have been rewritten: not decided here).
+
+    Evidence (JAX 0.4.30, gpt_rope_adamw): iotas of one op_name, ``iota.194`` (read by a
+    reshape: rewritten at algsimp), ``iota.196`` (read by ``negate.197``: fused after CSE),
+    ``iota.239`` (merged into iota.196 at cse)."""
+    members: dict[int, list[int]] = {}
+    for c, k in surv.items():
+        members.setdefault(k, [k]).append(c)
+    out: dict[int, bool] = {}
+    big = len(B.nodes)
+    for k, g in members.items():
+        if B.nodes[k].opcode == "constant":
+            continue
+        kept = [i for i in g if m.b2a[i] >= 0 and
+                m.after.nodes[m.b2a[i]].opcode == B.nodes[i].opcode]
+        if not kept:
+            continue
+        j = min(kept, key=lambda i: (rank.get(i, big + i), i))
+        first = rank.get(j, big + j)
+        readers = sorted((B.nodes[u].opcode, B.nodes[u].fp) for u in B.nodes[j].users)
+        for i in g:
+            if m.b2a[i] >= 0:
+                continue
+            if rank.get(i, big + i) < first:
+                out[i] = True
+            elif sorted((B.nodes[u].opcode, B.nodes[u].fp) for u in B.nodes[i].users) \
+                    == readers:
+                out[i] = False  # read as the survivor is: algsimp left it as it left that
+    return out

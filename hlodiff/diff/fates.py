@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
-from . import cse_walk, folded_target  # old2: CSE's walk, where folded constants live
+from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
 from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
 from .match import Matching
@@ -38,6 +38,7 @@ class FateBuilder:
         self.untraced = self._untraced()
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
+        gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
         if gone:
             self.survivor = cse_survivors(m, gone | self.recip, self.order)
         self.borrowed = self._borrowed()
@@ -242,7 +243,9 @@ class FateBuilder:
         nodes = B.nodes
         gone: set[int] = set()
         out: set[int] = set()
-        grouped = set(surv) | set(surv.values())
+        grouped = set(surv) | set(surv.values())  # gpu2
+        # old2: copies CSE would have met before the copy that survived (cse_walk.py)
+        early = cse_walk.gone_before_survivor(B, m, surv, self.order) if self.order else {}
         for n in reversed(nodes):
             i = n.idx
             if n.alias >= 0 or m.b2a[i] >= 0 or not live[i] or n.opcode == "parameter":
@@ -260,6 +263,11 @@ class FateBuilder:
             if cv[i] and not fold[i] and self.gpu_cse and i in grouped and \
                     not gpu_cse.iota_view(B, n):
                 continue  # gpu2: the first algsimp round leaves it; CSE merges (gpu_cse.py)
+            if cv[i] and not fold[i] and i in early:
+                if early[i]:
+                    gone.add(i)
+                    out.add(i)
+                continue
             if cv[i] and not fold[i]:
                 k = surv.get(i)
                 if k is not None and m.b2a[k] >= 0 and \

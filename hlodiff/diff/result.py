@@ -36,7 +36,8 @@ JSON schema (``DiffResult.to_json()``, ``hlodiff diff --format json``), version 
         #                      kernel; see diff/regression.py)
         # after: the after instruction it became (the constant for folded, the survivor's
         #        after instruction for merged); fusion/fusion_kind: the top-level fusion
-        #        that now computes it; into: merged -> the surviving before instruction
+        #        that now computes it (for folded: the fusion holding the new constant);
+        #        into: merged -> the surviving before instruction
       "fusions": [{"name", "kind", "computation", "before": [str], "inputs": [str],
                    "outputs": [str], "bytes_read", "bytes_written", "unfused_bytes": int,
                    "sources": [str]}],     # sorted by bytes saved, largest first

@@ -111,7 +111,7 @@ class PassTrace:
                 if cur in step.renamed:
                     cur = step.renamed[cur]
                     continue
-                rem = step.removed_by_name().get(cur)
+                rem = step.removed_by_name().get(cur) or _left_behind(step, cur)
                 if rem is not None:
                     nxt = (step.index, rem)
                     break
@@ -196,7 +196,7 @@ class PassTrace:
             if cur in step.renamed:
                 cur = step.renamed[cur]
                 continue
-            rem = step.removed_by_name().get(cur)
+            rem = step.removed_by_name().get(cur) or _left_behind(step, cur)
             if rem is None:
                 continue
             nxt = rem.fusion if rem.fate == "fused" else rem.into
@@ -211,6 +211,30 @@ class PassTrace:
 
     def __repr__(self) -> str:
         return f"<PassTrace {len(self.passes)} passes, {dict(self.counts())}>"
+
+
+@dataclass(slots=True)
+class _LeftBehind:
+    """A top-level instruction a pass left without users for DCE, as a removal."""
+    name: str
+    fate: str
+    fusion: str | None = None
+    into: str | None = None
+
+
+def _left_behind(step, cur: str) -> _LeftBehind | None:
+    """``cur`` (the current name of a line of replacements) was left without users by
+    ``step``, its users all fused (``orphaned``) or folded (``fold_orphans``, XLA 0.4.x):
+    its value went with them in that pass, as for a before instruction (old2 helper).
+    zoo/old (JAX 0.4.30) gnn_segment_max: gather.110 lives on as ``constant.127 = s32[1]
+    constant({20})``; dump 0025 ``subtract.112 = subtract(constant.127, constant.129)``;
+    dump 0026 (constant_folding) folds subtract.112 and leaves constant.127 without users;
+    dump 0028 (dce) deletes it. Its line ends folded at 0026, not removed by DCE."""
+    if cur in step.orphaned:
+        return _LeftBehind(cur, "fused", fusion=step.orphaned[cur])
+    if cur in step.fold_orphans:
+        return _LeftBehind(cur, "folded", into=step.fold_orphans[cur])
+    return None
 
 
 def _load(path: Path) -> Module:

@@ -1,0 +1,59 @@
+"""Literals algebraic simplification removes with the identity they feed (old2 helper).
+
+``x + broadcast(0)``, ``x - broadcast(0)``, ``x * broadcast(1)``, ``x / broadcast(1)``:
+algsimp replaces each by x in its first round, and the broadcast (and its constant) lose
+their users before CSE runs. Such a copy is no candidate for the copy CSE keeps.
+
+Evidence (JAX 0.4.30, CPU, topk_ranking_loss): logaddexp's ``broadcast.27 =
+broadcast(Arg_1.24)`` with Arg_1.24 bound to ``constant.44 = 0``, read only by
+``subtract.28 = subtract(Arg_0.23, broadcast.27)``: rewritten at algsimp in the pass dumps;
+``broadcast.25`` (read by ``maximum``) is the copy that reached CSE and was fused.
+"""
+
+from __future__ import annotations
+
+from .view import View
+
+_ZERO = {"0", "-0", "0.0", "-0.0", "false"}
+_ONE = {"1", "1.0", "true"}
+
+
+def _literal(v: View, i: int) -> str | None:
+    n = v.nodes[i]
+    for _ in range(4):
+        if n.opcode == "constant":
+            return str(n.inst.literal).strip()
+        if n.opcode not in ("broadcast", "reshape", "bitcast") or not n.operands:
+            return None
+        n = v.nodes[n.operands[0]]
+    return None
+
+
+def _identity_use(v: View, u: int, i: int, lit: str) -> bool:
+    n = v.nodes[u]
+    if len(n.operands) != 2 or n.operands[0] == n.operands[1] or n.dims != v.nodes[i].dims:
+        return False
+    rhs = n.operands[1] == i
+    if n.opcode == "add":
+        return lit in _ZERO
+    if n.opcode == "subtract":
+        return rhs and lit in _ZERO
+    if n.opcode == "multiply":
+        return lit in _ONE
+    if n.opcode == "divide":
+        return rhs and lit in _ONE
+    return False
+
+
+def removed_with_identities(v: View) -> set[int]:
+    """Broadcasts of a literal whose every user is an identity on it (see above)."""
+    out: set[int] = set()
+    for n in v.nodes:
+        if n.alias >= 0 or n.opcode != "broadcast" or not n.users:
+            continue
+        lit = _literal(v, n.idx)
+        if lit is None:
+            continue
+        if all(_identity_use(v, u, n.idx, lit) for u in n.users):
+            out.add(n.idx)
+    return out

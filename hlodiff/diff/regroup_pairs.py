@@ -1,0 +1,70 @@
+"""Re-pair a constant chain algebraic simplification regrouped (old2 helper).
+
+Algsimp rewrites ``(x * c1) * c2`` as ``x * (c1 * c2)`` (likewise for add) and constant
+folding evaluates ``c1 * c2``. The new instruction takes the place, and the name, of the
+*outer* one; the inner ``x * c1`` is gone. The matcher, seeing the same op_name and that the
+after instruction reads x's partner, may pair it with the inner one instead.
+
+Evidence (JAX 0.4.30, CPU, quant_fake): ``multiply.33 = multiply(call.32, broadcast(2))``,
+``multiply.40 = multiply(multiply.33, broadcast(0.00390625))``. The pass dumps: multiply.33
+rewritten at algsimp (dump 0006), multiply.40 lives on and is fused; the kernel computes
+``multiply.4 = multiply(..., broadcast(constant(0.0078125)))``.
+
+When the after partner of the inner instruction scales by a literal that is not the inner
+one's, while the outer one (same opcode, the inner one's only user, a literal operand of its
+own) has no partner, the pair belongs to the outer one.
+"""
+
+from __future__ import annotations
+
+_CARRY = ("broadcast", "reshape", "convert", "bitcast", "copy")
+
+
+def _literal(v, i: int):
+    n = v.nodes[i]
+    for _ in range(4):
+        if n.opcode == "constant":
+            return n.inst.literal
+        if n.opcode not in _CARRY or not n.operands:
+            return None
+        n = v.nodes[n.operands[0]]
+    return None
+
+
+def _split(v, n):
+    """(the non-literal operand, the literal) of a binary n with exactly one literal."""
+    if len(n.operands) != 2:
+        return None
+    l0, l1 = _literal(v, n.operands[0]), _literal(v, n.operands[1])
+    if (l0 is None) == (l1 is None):
+        return None
+    return (n.operands[1], l0) if l0 is not None else (n.operands[0], l1)
+
+
+def repair(m) -> int:
+    """Move pairs from the inner to the outer instruction of regrouped chains."""
+    B, A = m.before, m.after
+    c = 0
+    for b in B.nodes:
+        if b.alias >= 0 or b.opcode not in ("multiply", "add") or m.b2a[b.idx] < 0 or \
+                len(b.users) != 1:
+            continue
+        inner = _split(B, b)
+        if inner is None:
+            continue
+        o = B.nodes[b.users[0]]
+        if o.opcode != b.opcode or m.b2a[o.idx] >= 0 or o.mdims != b.mdims or \
+                len(o.operands) != 2 or b.idx not in o.operands:
+            continue
+        other = o.operands[1] if o.operands[0] == b.idx else o.operands[0]
+        if _literal(B, other) is None:
+            continue
+        a = A.nodes[m.b2a[b.idx]]
+        after = _split(A, a) if a.opcode == b.opcode else None
+        if after is None or after[1] == inner[1]:
+            continue
+        m.b2a[b.idx] = -1
+        m.a2b[a.idx] = -1
+        m.how.pop(b.idx, None)
+        c += m.pair(o.idx, a.idx, "regrouped")
+    return c
