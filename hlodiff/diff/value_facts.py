@@ -9,6 +9,7 @@ so that each stays small; the opcode sets here are XLA's pass rules written as d
 from __future__ import annotations
 
 from . import gpunames
+from .called_fp import called_fingerprints
 from .match import Matching
 from .view import Node, View
 
@@ -130,10 +131,11 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
         from .shardmatch import cse_before_simplification
         first = cse_before_simplification(m.after.module)
     groups: dict[tuple, list[int]] = {}
+    cfp = called_fingerprints(B)  # loops3: loops with different bodies are not identical
     for n in B.nodes:
         if n.alias < 0 and n.opcode not in NO_CSE and (
                 n.idx not in exclude or (first and n.opcode == "constant")):
-            groups.setdefault((n.fp, n.ctx), []).append(n.idx)
+            groups.setdefault((n.fp, n.ctx, cfp[n.idx]), []).append(n.idx)
     out = {}
     stems: set[str] | None = None
     if sharded:

@@ -1,0 +1,41 @@
+"""Fates in and around while loops (issue 9, loops3): fixtures/cpu2 (generate_cpu2.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "cpu2" / "rnn_bidirectional"
+
+
+def test_loops_with_the_same_init_but_different_bodies_are_not_cse_copies():
+    """A bidirectional RNN runs two scans on the same init tuple (zeros and the same two
+    weight slices) with different bodies (forward and reverse). XLA's CSE compares called
+    computations, so the loops and their get-tuple-elements are not merged: the after
+    module still holds both forward loops. The engine must not call one loop's results
+    "identical (CSE)" to the other's."""
+    before = hlodiff.load(next(D.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(D.glob("*cpu_after_optimizations.txt")))
+    entry = before.entry_computation
+    w1, w2 = entry["while.27"], entry["while.35"]
+    # the premise: the init tuples read the same values, the bodies differ
+    t1, t2 = entry[w1.operands[0]], entry[w2.operands[0]]
+    same = [entry[a].attrs.get("slice") == entry[b].attrs.get("slice") and
+            entry[a].operands == entry[b].operands if a != b else True
+            for a, b in zip(t1.operands, t2.operands)]
+    assert all(same), same
+    bodies = [before.computation(w.called["body"][0]) for w in (w1, w2)]
+    assert sorted(i.opcode for i in bodies[0].instructions) != \
+        sorted(i.opcode for i in bodies[1].instructions)
+    loops = [i for c in after.computations if c.is_entry for i in c.instructions
+             if i.opcode == "while"]
+    assert len(loops) == 4  # two forward scans, two transposed ones
+    result = diff_modules(before, after)
+    for name in ("while.31", "while.32", "while.33", "while.39", "while.50"):
+        rec = result.fate_of(entry.name, name)
+        assert rec.fate != "merged", (name, rec)
+    for name in ("while.31", "while.32", "while.33"):
+        rec = result.fate_of(entry.name, name)
+        assert rec.fate == "kept", (name, rec)
