@@ -1,4 +1,4 @@
-"""Fates in and around while loops (issue 9, loops3): fixtures/cpu2 (generate_cpu2.py)."""
+"""Fates in and around while loops (issue 9, loops3): fixtures/cpu2 (generate_cpu2.py), fixtures/loops3."""
 
 from __future__ import annotations
 
@@ -39,3 +39,30 @@ def test_loops_with_the_same_init_but_different_bodies_are_not_cse_copies():
     for name in ("while.31", "while.32", "while.33"):
         rec = result.fate_of(entry.name, name)
         assert rec.fate == "kept", (name, rec)
+
+
+def test_oracle_keeps_loop_results_at_their_tuple_index_across_partitioning():
+    """The Shardy round trip and the SPMD partitioner rename a loop's get-tuple-elements
+    (lstm_clip_scan cpu8: ``while.31``, index 3 of ``while.27``, comes back as ``while.5``
+    and then ``get-tuple-element.208``, both index 3); all share the loop's op_name and
+    read the same loop. Followed by op_name and operands alone, the results traded places
+    (``while.31`` ended on index 15). A renamed element keeps its index."""
+    from hlodiff.dumps.loader import load
+    from hlodiff.dumps.passes import trace_directory
+
+    d = D.parent.parent / "loops3" / "lstm_clip_scan_cpu8"
+    tr = trace_directory(d)
+    last = load(next(d.glob("*spmd-cleanup.after_pipeline-start*")))
+    top = {i.name: i for c in last.computations for i in c.instructions}
+    entry = tr.before.entry_computation
+    seen = 0
+    for i in entry.instructions:
+        if i.opcode != "get-tuple-element" or entry[i.operands[0]].opcode != "while":
+            continue
+        f = tr.fates[i.name]
+        if f.fate != "kept":
+            continue
+        a = top[f.final_name]
+        assert a.opcode == "get-tuple-element" and a.index == i.index, (i.name, f, a.name)
+        seen += 1
+    assert seen >= 10

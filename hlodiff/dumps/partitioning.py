@@ -138,7 +138,7 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
         if not lst:
             continue
         mapped = [c2p.get(o) for o in a.operands]
-        best, score = None, -1
+        best, score = None, -1  # type: ignore[assignment]
         for r in lst:
             if len(r.operands) != len(a.operands):
                 continue
@@ -157,7 +157,13 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
                 elif not (constant_like(prev, po) and constant_like(prev, m)):
                     bad = True  # (the round trip also merges identical constants)
                     break
-            if not bad and sc > score:
+            if bad:
+                continue
+            # loops3: a get-tuple-element of another index is another value (the
+            # partitioner and the round trip keep a loop state's element order; dropping
+            # this let while results of one loop trade places: lstm_clip_scan cpu8)
+            sc = (r.index == a.index, sc)
+            if score == -1 or sc > score:
                 best, score = r, sc
         if best is not None:
             take(n, best)
