@@ -66,3 +66,36 @@ def test_oracle_keeps_loop_results_at_their_tuple_index_across_partitioning():
         assert a.opcode == "get-tuple-element" and a.index == i.index, (i.name, f, a.name)
         seen += 1
     assert seen >= 10
+
+
+def test_oracle_follows_a_loop_result_into_the_rebuilt_loop():
+    """WLICM rebuilds lstm_clip_scan's forward loop (cpu8 dumps 0016 -> 0017: ``while.52``
+    -> ``while.54``) and reads its results through new get-tuple-elements
+    (``get-tuple-element.218``, index 4 -> ``get-tuple-element.392``, index 4). The old
+    element's only user, the next loop's init tuple, was rebuilt in the same pass, so
+    "what took its place in its users" found nothing and the oracle followed the value
+    into the *next* loop (while.55). The new element of the same index holds it."""
+    from hlodiff.dumps.loader import load
+    from hlodiff.dumps.passes import trace
+    from hlodiff.dumps.passfiles import parse_pass_filename
+
+    d = D.parent.parent / "loops3" / "lstm_clip_scan_cpu8_wlicm"
+    f16, f17 = sorted(d.glob("*.txt"))
+    assert "while-loop-invariant-code-motion" in f17.name
+    prev, cur = load(f16), load(f17)
+    ptop = {i.name: i for c in prev.computations for i in c.instructions}
+    ctop = {i.name: i for c in cur.computations for i in c.instructions}
+    # the premise: the loop was rebuilt, the element re-read at the same index
+    assert "while.52" in ptop and "while.52" not in ctop
+    old, new = ptop["get-tuple-element.218"], ctop["get-tuple-element.392"]
+    assert "get-tuple-element.218" not in ctop and old.index == new.index == 4
+    assert ctop[new.operands[0]].opcode == "while" and new.operands[0] not in ptop
+    assert old.metadata.op_name == new.metadata.op_name == ctop[new.operands[0]].metadata.op_name
+    tr = trace([parse_pass_filename(f17)], before=prev)
+    for name in ("get-tuple-element.218", "get-tuple-element.214"):
+        f = tr.info(name)
+        assert f.fate == "rewritten", (name, f)
+        dest = tr.destinations(name)
+        assert dest[0].startswith("get-tuple-element."), (name, dest)
+        assert ctop[dest[0]].index == ptop[name].index, (name, dest)
+        assert "while.55" not in dest, (name, dest)

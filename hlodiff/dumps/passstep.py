@@ -16,6 +16,7 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
+from .loopstate import rebuilt_element, rebuilt_elements
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -341,6 +342,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 step.orphaned[n] = fus[0]
 
     twins: dict[tuple, str] | None = None
+    loop_elems: dict[tuple, str | None] | None = None
     for n in truly_removed:
         i = ptop[n]
         rem = Removal(n, i.computation, i.opcode, kind)
@@ -360,6 +362,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             rem.fate, rem.fusion = "fused", fused_into[n]
         else:
             rem.into = _replacement(prev, cur, n, p2c)
+            if rem.into is None and i.opcode == "get-tuple-element":  # loops3
+                if loop_elems is None:
+                    loop_elems = rebuilt_elements(ptop, ctop, added)
+                rem.into = rebuilt_element(ptop, n, removed_set, loop_elems)
             users = prev.users.get(n)
             is_root = prev.roots.get(i.computation) == n
             if kind == "fused" or (kind == "inlined" and i.computation not in cur.roots):
