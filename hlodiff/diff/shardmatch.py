@@ -181,6 +181,11 @@ def rebuilt_dots(m) -> int:
         return out
 
     ins = {a.idx: through_collectives(_after_inputs(m.after, a)) for a in free}
+    from .reshard_paths import resharded_sources
+    # and those algsimp gave the op_name of a view it folded in (no before dot carries it)
+    dot_names = {b.op_name for b in Bn if b.opcode == "dot"}
+    loose = free + [a for a in An if a.opcode == "dot" and m.a2b[a.idx] < 0 and a.alias < 0
+                    and a.op_name and a.op_name not in dot_names]
 
     def chan(a: int):
         """The lowest channel_id among the collectives a dot reads (None: it reads none)."""
@@ -212,6 +217,13 @@ def rebuilt_dots(m) -> int:
             ranks = [chan(h) for h in hits]
             if all(r is not None for r in ranks) and len(set(ranks)) == len(ranks):
                 hits = [min(hits, key=chan)]
+        if not hits:  # twins3: operands reached through the partitioner's resharding
+            deep = {a.idx: resharded_sources(m.after, a) for a in loose if m.a2b[a.idx] < 0}
+            hits = [a for a, w in deep.items() if all(k & w for k in known)]
+            if len(hits) > 1:
+                ranks = [chan(h) for h in hits]
+                if all(r is not None for r in ranks) and len(set(ranks)) == len(ranks):
+                    hits = [min(hits, key=chan)]
         if len(hits) == 1:
             c += m.pair(b.idx, hits[0], "rebuilt dot")
     return c

@@ -1,0 +1,66 @@
+"""Attention dots of a tensor-parallel layer rebuilt on squeezed per-device shapes (issue 9,
+sharded named targets; twins3 helper).
+
+On the zoo's transformer_layer dumped for 8 host CPU devices (fixtures/sharded_passes). The
+heads are sharded, so each device computes f32[2,1,16,16] per attention dot; algsimp drops
+the size-1 dimension and rebuilds the dot without metadata (pass dump 0016 -> 0017:
+``%reshape.76 = f32[2,1,16,16] reshape(%dot.42)`` carries the op_name, ``%dot.42 =
+f32[2,16,16] dot(...)`` none). The new dot reads the query/key projections through the
+partitioner's resharding: a tuple all-reduce of the partial sums, a fused dynamic-slice of
+the device's shard, a second tuple all-reduce, their get-tuple-elements. The test checks
+that chain in the after module, then that the before dot is named in the dot's kernel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hlodiff.diff import diff_files
+from hlodiff.dumps.loader import load
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "sharded_passes" / "transformer_layer"
+
+
+@pytest.fixture(scope="module")
+def layer():
+    b = next(D.glob("*.before_optimizations.txt"))
+    a = next(D.glob("*after_optimizations.txt"))
+    after = load(a)
+    by_a = {i.name: i for c in after.computations for i in c.instructions}
+    return diff_files(b, a), by_a
+
+
+def test_rebuilt_attention_dot_is_named_through_the_resharding_chain(layer):
+    res, by_a = layer
+    # the after structure: ynn_fusion.11 (calls a computation whose root is dot.67, no
+    # metadata) reads get-tuple-element.2 of a tuple all-reduce of a fused dynamic-slice of
+    # get-tuple-element of another tuple all-reduce of the query projection ynn_fusion.13
+    fus = by_a["ynn_fusion.11"]
+    assert by_a["dot.67"].metadata is None or not by_a["dot.67"].metadata.op_name
+    g = by_a[fus.operands[0]]
+    assert g.opcode == "get-tuple-element"
+    ar = by_a[g.operands[0]]
+    assert ar.opcode == "all-reduce" and ar.shape.is_tuple
+    ds = by_a[ar.operands[g.index]]
+    assert ds.opcode == "fusion" and "dynamic-slice" in ds.name
+    g1 = by_a[ds.operands[0]]
+    ar1 = by_a[g1.operands[0]]
+    assert g1.opcode == "get-tuple-element" and ar1.opcode == "all-reduce"
+    assert by_a[ar1.operands[g1.index]].operands[0] == "ynn_fusion.13"
+    q = res.fate_of("main.18", "dot_general.24")
+    assert (q.fate, q.fusion) == ("rewritten", "ynn_fusion.11"), (q.fate, q.after, q.fusion)
+
+
+@pytest.mark.parametrize("name,kernel", [("dot_general.25", "ynn_fusion.10"),
+                                         ("dot_general.36", "ynn_fusion"),
+                                         ("dot_general.37", "ynn_fusion.1"),
+                                         ("dot_general.38", "ynn_fusion.2")])
+def test_other_attention_dots_name_their_own_kernel(layer, name, kernel):
+    """The other attention dots (forward and gradient) the same way; dot_general.37/38's
+    rebuilt dots carry a reshape's op_name (no before dot has it), which does not make them
+    any less the rebuilt dot."""
+    res, _ = layer
+    f = res.fate_of("main.18", name)
+    assert (f.fate, f.fusion) == ("rewritten", kernel), (name, f.fate, f.after, f.fusion)
