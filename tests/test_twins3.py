@@ -64,3 +64,32 @@ def test_other_attention_dots_name_their_own_kernel(layer, name, kernel):
     res, _ = layer
     f = res.fate_of("main.18", name)
     assert (f.fate, f.fusion) == ("rewritten", kernel), (name, f.fate, f.after, f.fusion)
+
+
+G = Path(__file__).resolve().parent.parent / "fixtures" / "sharded_passes" / "transformer_layer_gpu8"
+
+
+def test_dots_the_dot_merger_combined_are_named_in_their_slice():
+    """On 8 H100s (zoo transformer_layer, gpu8) the dot merger combines the query, key and
+    value projections (one input, three weights) into one dot and a slice each (pass dump
+    after_dot-merger: ``%dot.54 = f32[32,96] dot(%reshape.117, %concatenate.1)``,
+    ``%slice.1 = slice(%slice.2)`` with dot.28's op_name and stack frame). The merged dot
+    keeps dot_general.23's op_name and line; the key and query dots live on in the slices
+    carrying theirs, not in the weight-gradient gemm that shares their op_name."""
+    b = next(G.glob("*.before_optimizations.txt"))
+    a = next(G.glob("*after_optimizations.txt"))
+    after = load(a)
+    by_a = {i.name: i for c in after.computations for i in c.instructions}
+    comps = {c.name: c for c in after.computations}
+    res = diff_files(b, a)
+    merged = res.fate_of("main.18", "dot_general.23")
+    assert merged.fusion == "gemm_fusion_dot.54"
+    for name, kernel in (("dot_general.21", "loop_slice_fusion.1"),
+                         ("dot_general.22", "loop_slice_fusion.2")):
+        fus = by_a[kernel]
+        assert fus.operands == ["gemm_fusion_dot.54"]
+        root = comps[fus.calls[0]].root_instruction
+        assert root.opcode == "slice"
+        f = res.fate_of("main.18", name)
+        assert (f.fate, f.fusion) == ("rewritten", kernel), (name, f.fate, f.after, f.fusion)
+        assert "dot_general.23" in f.reason and "gemm_fusion_dot.54" in f.reason
