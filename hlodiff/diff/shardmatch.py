@@ -184,13 +184,14 @@ def rebuilt_dots(m) -> int:
     from .reshard_paths import resharded_sources
     # and those algsimp gave the op_name of a view it folded in (no before dot carries it)
     dot_names = {b.op_name for b in Bn if b.opcode == "dot"}
+    deep = None
     loose = free + [a for a in An if a.opcode == "dot" and m.a2b[a.idx] < 0 and a.alias < 0
                     and a.op_name and a.op_name not in dot_names]
 
     def chan(a: int):
         """The lowest channel_id among the collectives a dot reads (None: it reads none)."""
         ids = []
-        for x in ins[a]:
+        for x in ins.get(a) or (deep or {}).get(a, ()):
             v = An[x].inst.attrs.get("channel_id") if An[x].opcode in (
                 "all-gather", "all-reduce", "all-to-all") else None
             if v is not None and str(v).isdigit():
@@ -218,8 +219,10 @@ def rebuilt_dots(m) -> int:
             if all(r is not None for r in ranks) and len(set(ranks)) == len(ranks):
                 hits = [min(hits, key=chan)]
         if not hits:  # twins3: operands reached through the partitioner's resharding
-            deep = {a.idx: resharded_sources(m.after, a) for a in loose if m.a2b[a.idx] < 0}
-            hits = [a for a, w in deep.items() if all(k & w for k in known)]
+            if deep is None:  # once: the walks are linear in the after dots
+                deep = {a.idx: resharded_sources(m.after, a) for a in loose}
+            hits = [a for a, w in deep.items()
+                    if m.a2b[a] < 0 and all(k & w for k in known)]
             if len(hits) > 1:
                 ranks = [chan(h) for h in hits]
                 if all(r is not None for r in ranks) and len(set(ranks)) == len(ranks):
