@@ -93,3 +93,20 @@ def test_dots_the_dot_merger_combined_are_named_in_their_slice():
         f = res.fate_of("main.18", name)
         assert (f.fate, f.fusion) == ("rewritten", kernel), (name, f.fate, f.after, f.fusion)
         assert "dot_general.23" in f.reason and "gemm_fusion_dot.54" in f.reason
+
+
+def test_a_dot_on_flattened_batch_dims_keeps_the_partner_its_metadata_names(layer):
+    """dot_general.30 (f32[2,16,128], the gradient through the output projection) is
+    computed per device on flattened batch dims as dot.62 = f32[32,16] in ynn_fusion.6,
+    which carries its op_name and source line; dot.51 is transpose.13's flipped dot (it
+    carries the transpose's op_name). Shapes alone make dot.62 look too large for a shard
+    of f32[2,16,128] (32 > 16); that is no reason to swap it with the flipped dot."""
+    res, by_a = layer
+    before = load(next(D.glob("*.before_optimizations.txt")))
+    by_b = {i.name: i for c in before.computations for i in c.instructions}
+    assert by_a["dot.62"].metadata.op_name == by_b["dot_general.30"].metadata.op_name
+    assert by_a["dot.51"].metadata.op_name == by_b["transpose.13"].metadata.op_name
+    f = res.fate_of("main.18", "dot_general.30")
+    assert (f.after, f.fusion) == ("dot.62", "ynn_fusion.6"), (f.fate, f.after, f.fusion)
+    t = res.fate_of("main.18", "transpose.13")
+    assert (t.fate, t.after) == ("rewritten", "dot.51"), (t.fate, t.after)

@@ -295,6 +295,18 @@ def cse_before_simplification(after) -> bool:
     return True
 
 
+def _metadata_against(m, b: int, keep: int, other: int) -> bool:
+    """twins3: the pair (b, keep) carries b's own op_name and source line and ``other``
+    does not: the metadata says b is ``keep``, whatever the shapes suggest (a per-device
+    dot on flattened batch dims, f32[2,16,128] -> f32[32,16], looks like a misfit)."""
+    Bn, An = m.before.nodes, m.after.nodes
+
+    def own(a: int) -> bool:
+        return An[a].op_name == Bn[b].op_name and An[a].src == Bn[b].src
+
+    return own(keep) and not own(other)
+
+
 def swap_misfit_dots(m) -> int:
     """Look-alike dots (same op_name, same rank) paired crosswise: a before dot whose
     partner's per-device shape cannot hold its value, while another pair's after dot can,
@@ -319,7 +331,9 @@ def swap_misfit_dots(m) -> int:
                 continue
             for y in lst:
                 ay = m.b2a[y]
-                if y != x and fits(x, ay) and fits(y, ax) and not fits(y, ay):
+                if y != x and fits(x, ay) and fits(y, ax) and not fits(y, ay) and \
+                        not _metadata_against(m, x, ax, ay) and \
+                        not _metadata_against(m, y, ay, ax):
                     m.b2a[x], m.b2a[y] = ay, ax
                     m.a2b[ay], m.a2b[ax] = x, y
                     m.how[x] = m.how[y] = "shard shape"
