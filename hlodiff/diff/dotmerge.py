@@ -59,8 +59,6 @@ def merged_dots(m) -> int:
             src = _through(An, a.raw_operands[0])
             dots = [src] if An[src].opcode == "dot" else inner.get(src, [])
             owners = {m.a2b[d] for d in dots if m.a2b[d] >= 0}
-            if src >= 0 and m.a2b[src] >= 0 and An[src].opcode == "dot":
-                owners.add(m.a2b[src])
             if any(o != b.idx and Bn[o].opcode == "dot" and
                    set(Bn[o].operands) & set(b.operands) for o in owners):
                 hits.append(a)
