@@ -175,6 +175,14 @@ def _compatible(b: Node, a: Node) -> bool:
     return True
 
 
+def _same_arity(b: Node, a: Node) -> bool:
+    """Both tuple-shaped with the same number of elements (a pass that drops or adds loop
+    state changes the arity, and then indices shift)."""
+    sb, sa = b.inst.shape, a.inst.shape
+    return (sb is not None and sa is not None and sb.is_tuple and sa.is_tuple
+            and len(sb.tuple_shapes) == len(sa.tuple_shapes))
+
+
 def _propagate(m: Matching) -> int:
     """Top-down and bottom-up from every new pair until nothing changes."""
     Bn, An = m.before.nodes, m.after.nodes
@@ -222,6 +230,13 @@ def _propagate(m: Matching) -> int:
                 pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
                 cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
                         and not other(bx, An[y])]
+                if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a):
+                    # elements of paired tuples of the same arity: the same index (the
+                    # partitioner and the loop passes keep a loop's state in its order)
+                    c2 = [y for y in cand if An[y].opcode == "get-tuple-element"
+                          and An[y].inst.index == bx.inst.index]
+                    if c2:
+                        cand = c2
                 if len(cand) > 1:
                     c2 = [y for y in cand if An[y].op_name == bx.op_name]
                     if c2:
