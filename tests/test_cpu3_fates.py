@@ -1,0 +1,50 @@
+"""Single-device CPU fates, third round (issue 9): the oracle's lines of replacements.
+
+Fixtures: fixtures/cpu3 (XLA's pass dumps of zoo programs, written by
+fixtures/generate_cpu3.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+from hlodiff.diff.accuracy import compare, line_end_fates
+from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
+
+CPU3 = Path(__file__).resolve().parent.parent / "fixtures" / "cpu3"
+
+
+def _run(program: str):
+    snaps = find_pass_dumps(CPU3 / program)
+    bp = find_before_file(snaps)
+    before = hlodiff.load(bp)
+    after = hlodiff.load(next(bp.parent.glob("*cpu_after_optimizations.txt")))
+    return before, trace(snaps, before), diff_modules(before, after)
+
+
+def test_rewritten_then_folded_line_ends_folded_whether_or_not_the_constant_survives():
+    """fft_conv1d: both FFT transposes build ``dynamic_update_slice(broadcast(c), ...)``;
+    algsimp rewrites both copies (dump 0007), constant_folding folds both (0009). The
+    first copy's folded constant is folded again (its line ends "folded"); the second's
+    survives as a constant of the final module (its line ended with the closing "kept").
+    The same history is judged the same way: "folded" agrees with both lines."""
+    before, oracle, result = _run("fft_conv1d")
+    first = ("broadcast.3", "dynamic_update_slice.2", "dynamic_update_slice.3", "broadcast_in_dim.1")
+    second = ("broadcast.5", "dynamic_update_slice.6", "dynamic_update_slice.7", "broadcast_in_dim.3")
+    for a, b in zip(first, second):
+        fa, fb = oracle.info(a), oracle.info(b)
+        assert (fa.fate, fa.pass_name) == (fb.fate, fb.pass_name) == ("rewritten", "algsimp")
+        line_a, line_b = oracle.chain(a), oracle.chain(b)
+        assert [x[:2] for x in line_a] == [("rewritten", "algsimp"), ("folded", "constant_folding")]
+        assert [x[:2] for x in line_b] == [("rewritten", "algsimp"), ("folded", "constant_folding"),
+                                           ("kept", None)]
+        assert "folded" in line_end_fates(oracle, a) and "folded" in line_end_fates(oracle, b)
+        # a line that only closes with "kept" still accepts "kept" (tuples copy insertion rebuilt)
+        assert "kept" in line_end_fates(oracle, b)
+    cmp = compare(before, oracle, result)
+    wrong = {d[1] for d in cmp.disagreements}
+    for b in second:
+        assert result.fate_of(oracle.info(b).computation, b).fate == "folded"
+        assert b not in wrong, cmp.disagreements
