@@ -30,7 +30,7 @@ def test_rewritten_then_folded_line_ends_folded_whether_or_not_the_constant_surv
     first copy's folded constant is folded again (its line ends "folded"); the second's
     survives as a constant of the final module (its line ended with the closing "kept").
     The same history is judged the same way: "folded" agrees with both lines."""
-    before, oracle, result = _run("fft_conv1d")
+    before, oracle, result = _run("cpu/fft_conv1d")
     first = ("broadcast.3", "dynamic_update_slice.2", "dynamic_update_slice.3", "broadcast_in_dim.1")
     second = ("broadcast.5", "dynamic_update_slice.6", "dynamic_update_slice.7", "broadcast_in_dim.3")
     for a, b in zip(first, second):
@@ -48,3 +48,24 @@ def test_rewritten_then_folded_line_ends_folded_whether_or_not_the_constant_surv
     for b in second:
         assert result.fate_of(oracle.info(b).computation, b).fate == "folded"
         assert b not in wrong, cmp.disagreements
+
+
+def test_literals_of_a_gather_the_folder_evaluates_are_folded():
+    """Old JAX (0.4.30) sort_argsort, ``take_along_axis``: ``gather(constant({8, 16}),
+    constant({{0}, {1}}))`` and ``gather(broadcast(1), same index)`` have two index vectors,
+    so the simple-gather expander leaves them alone and constant_folding evaluates them
+    (dump 0009); their literal operands die with them ("folded (original left without
+    users)"), not "simplified away" by algsimp. A one-index gather of constants is expanded
+    into a loop first (gather_embedding, dump 0009): the engine keeps its cautious answer
+    there (fixtures/old_passes, tests/test_oldjax_fates.py)."""
+    before, oracle, result = _run("old/sort_argsort")
+    comp = before.computation(oracle.info("gather.56").computation)
+    for g in ("gather.56", "gather.57"):
+        f = oracle.info(g)
+        assert (f.fate, f.pass_name) == ("folded", "constant_folding")
+        assert comp[comp[g].operands[1]].shape.dims == (2, 1)  # two index vectors
+    for name in ("constant.43", "constant.42", "broadcast.41"):
+        f = oracle.info(name)
+        assert (f.fate, f.pass_name) == ("folded", "constant_folding"), (name, f)
+        rec = result.fate_of(f.computation, name)
+        assert rec.fate == "folded", (name, rec.fate, rec.reason)

@@ -12,8 +12,46 @@ from __future__ import annotations
 from .value_facts import NOT_FOLDED
 from .view import View
 
-# rewritten by expander passes (gather/scatter expanders build loops) before the folder runs
-_EXPANDED = {"gather", "scatter", "sort", "select-and-scatter"}
+# rewritten by expander passes (scatter expanders build loops) before the folder runs
+_EXPANDED = {"scatter", "sort", "select-and-scatter"}
+
+
+def _ints(text: str | None) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(x) for x in (text or "").strip("{} ").split(",") if x.strip())
+    except ValueError:
+        return None
+
+
+def expanded_first(v: View, n) -> bool:
+    """``n`` is rewritten by an expander pass before constant folding can evaluate it.
+
+    Scatters, sorts and select-and-scatters always. A gather only when it is "simple"
+    (XLA's GatherExpander in kEliminateSimpleGathers mode, run in the simplification
+    pipeline before the folder): its loop would run once (one index vector) or each slice
+    is the whole operand. Any other gather of constants is folded directly (cpu3 helper).
+    zoo/old sort_argsort: ``gather(constant({8, 16}), constant({{0}, {1}}))`` (two index
+    vectors) is "folded (constant_folding)" at dump 0009 with its literal operands;
+    gather_embedding's ``gather(constant({50, 16}), constant({{0}}))`` (one) is
+    "rewritten (gather_expander)" at dump 0009 into a one-trip loop."""
+    if n.opcode in _EXPANDED:
+        return True
+    if n.opcode != "gather":
+        return False
+    inst = n.inst
+    if len(inst.operands) < 2:
+        return True
+    idx_shape = v.nodes[n.operands[1]].inst.shape if len(n.operands) > 1 else None
+    op_shape = v.nodes[n.operands[0]].inst.shape if n.operands else None
+    ivd = _ints(inst.attrs.get("index_vector_dim"))
+    sizes = _ints(inst.attrs.get("slice_sizes"))
+    if idx_shape is None or op_shape is None or not ivd or sizes is None:
+        return True  # cannot tell: keep the cautious answer
+    trips = 1
+    for d, size in enumerate(idx_shape.dims):
+        if d != ivd[0]:
+            trips *= size
+    return trips == 1 or tuple(sizes) == tuple(op_shape.dims)
 
 
 def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
@@ -25,7 +63,7 @@ def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
     folds = bytearray(len(nodes))  # 1: the folder evaluates this node itself
     for n in nodes:
         if n.alias < 0 and fold[n.idx] and n.opcode not in NOT_FOLDED and \
-                n.opcode not in _EXPANDED:
+                not expanded_first(v, n):
             folds[n.idx] = 1
     for n in reversed(nodes):  # users before operands
         i = n.idx
