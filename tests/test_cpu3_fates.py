@@ -69,3 +69,26 @@ def test_literals_of_a_gather_the_folder_evaluates_are_folded():
         assert (f.fate, f.pass_name) == ("folded", "constant_folding"), (name, f)
         rec = result.fate_of(f.computation, name)
         assert rec.fate == "folded", (name, rec.fate, rec.reason)
+
+
+def test_constant_subtracted_from_a_value_is_folded_after_negation():
+    """unseen dropout_ln_rng (jax.random.normal's erf_inv): ``erf_inv.90 = subtract(
+    erf_inv.88, broadcast(constant.116 = 2.5))``. Algsimp canonicalizes ``x - c`` to
+    ``x + negate(c)``; XLA's dump 0012 holds ``negate.2 = f32[] negate(constant.193)``
+    (the inlined constant.116) and dump 0013 (constant_folding) folds it: the oracle
+    says "folded by constant_folding (dump 0013)" for constant.115 and constant.116. The
+    engine said "simplified away (algebraic simplification)"."""
+    d = CPU3 / "cpu" / "dropout_ln_rng"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    result = diff_modules(before, after)
+    comp = before.computation("_normal_real.16")
+    for name in ("constant.115", "constant.116"):
+        # the premise: a scalar read by one broadcast, which only subtracts it from a value
+        users = [i for i in comp.instructions if name in i.operands]
+        assert [u.opcode for u in users] == ["broadcast"], (name, users)
+        subs = [i for i in comp.instructions if users[0].name in i.operands]
+        assert subs and all(s.opcode == "subtract" and s.operands[1] == users[0].name
+                            for s in subs), subs
+        rec = result.fate_of("_normal_real.16", name)
+        assert rec.fate == "folded", (name, rec.fate, rec.reason)

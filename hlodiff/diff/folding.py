@@ -73,7 +73,30 @@ def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
         users = [u for u in n.users if live[u]]
         if users and all(folds[u] or out[u] for u in users):
             out[i] = 1
+        elif n.opcode == "constant" and users and all(negated(v, fold, n.idx, u) for u in users):
+            out[i] = 1
     return out
+
+
+def negated(v: View, fold: bytearray, c: int, u: int) -> bool:
+    """Constant ``c``'s user ``u`` subtracts it (directly or as a broadcast) from a value
+    that is not a compile-time constant. Algebraic simplification canonicalizes ``x - c``
+    to ``x + negate(c)`` (``x - broadcast(c)`` to ``x + broadcast(negate(c))``) and the
+    constant folder then evaluates ``negate(c)``: ``c`` dies folded, not "simplified away"
+    (cpu3 helper). unseen dropout_ln_rng (jax 0.10.2, CPU), erf_inv: dump 0012 holds
+    ``negate.2 = f32[] negate(constant.193)`` (2.5, was ``subtract(erf_inv.88,
+    broadcast(2.5))``), dump 0013 (constant_folding) folds it: "folded by constant_folding"."""
+    un = v.nodes[u]
+    if un.opcode == "broadcast" and un.alias < 0:
+        users = un.users
+        return bool(users) and all(_subtracts(v, fold, u, w) for w in users)
+    return _subtracts(v, fold, c, u)
+
+
+def _subtracts(v: View, fold: bytearray, rhs: int, u: int) -> bool:
+    un = v.nodes[u]
+    return un.opcode == "subtract" and len(un.operands) == 2 and un.operands[1] == rhs and \
+        un.operands[0] != rhs and not fold[un.operands[0]]
 
 
 def scaling_op(B: View, cv: bytearray, n) -> str:
