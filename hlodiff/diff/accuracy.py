@@ -6,7 +6,8 @@ Used by ``tests/test_fate_accuracy.py`` and ``benchmarks/accuracy.py``. Two figu
   ROOT tuple left out), the engine's fate equals the oracle's (``hlodiff.dumps.passes``).
   Tolerated: an instruction the oracle saw inlined before its decisive pass may be reported
   ``inlined``; one the oracle saw ``rewritten`` may be reported with the fate at the end of
-  its line of replacements. ``uncertain`` never counts as agreeing.
+  its line of replacements (a line closed by a surviving replacement ends both "kept" and
+  with its last event, e.g. "folded"). ``uncertain`` never counts as agreeing.
 * **named target**: where the engine names an after instruction (the fusion of ``fused``,
   the after instruction of ``kept``/``merged``/``folded``/``rewritten``) and the oracle
   knows the top-level instruction of the final module holding the value
