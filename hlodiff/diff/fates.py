@@ -7,6 +7,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
 from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
+from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
@@ -593,6 +594,8 @@ class FateBuilder:
                 f.reason = f"{b.opcode} became {what}"
                 if changed_attrs:
                     f.reason = f"{b.opcode} rewritten (operand transposes/reshapes folded into it)"
+                if m.how.get(b.idx) == "merged dot":  # twins3 (dotmerge.py)
+                    f.reason = merged_reason(m, a)
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
             elif a.fusion >= 0:

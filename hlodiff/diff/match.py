@@ -549,6 +549,9 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
+    from .dotmerge import merged_dots  # twins3: dots the dot merger combined into one
+    if merged_dots(m):
+        _propagate(m)
     if pair_surviving_literals(m):
         _propagate(m)
     if sharded:  # shard helper: constants the fusion copied but kept at top level

@@ -181,11 +181,17 @@ def rebuilt_dots(m) -> int:
         return out
 
     ins = {a.idx: through_collectives(_after_inputs(m.after, a)) for a in free}
+    from .reshard_paths import resharded_sources
+    # and those algsimp gave the op_name of a view it folded in (no before dot carries it)
+    dot_names = {b.op_name for b in Bn if b.opcode == "dot"}
+    deep = None
+    loose = free + [a for a in An if a.opcode == "dot" and m.a2b[a.idx] < 0 and a.alias < 0
+                    and a.op_name and a.op_name not in dot_names]
 
     def chan(a: int):
         """The lowest channel_id among the collectives a dot reads (None: it reads none)."""
         ids = []
-        for x in ins[a]:
+        for x in ins.get(a) or (deep or {}).get(a, ()):
             v = An[x].inst.attrs.get("channel_id") if An[x].opcode in (
                 "all-gather", "all-reduce", "all-to-all") else None
             if v is not None and str(v).isdigit():
@@ -212,6 +218,15 @@ def rebuilt_dots(m) -> int:
             ranks = [chan(h) for h in hits]
             if all(r is not None for r in ranks) and len(set(ranks)) == len(ranks):
                 hits = [min(hits, key=chan)]
+        if not hits:  # twins3: operands reached through the partitioner's resharding
+            if deep is None:  # once: the walks are linear in the after dots
+                deep = {a.idx: resharded_sources(m.after, a) for a in loose}
+            hits = [a for a, w in deep.items()
+                    if m.a2b[a] < 0 and all(k & w for k in known)]
+            if len(hits) > 1:
+                ranks = [chan(h) for h in hits]
+                if all(r is not None for r in ranks) and len(set(ranks)) == len(ranks):
+                    hits = [min(hits, key=chan)]
         if len(hits) == 1:
             c += m.pair(b.idx, hits[0], "rebuilt dot")
     return c
@@ -280,6 +295,18 @@ def cse_before_simplification(after) -> bool:
     return True
 
 
+def _metadata_against(m, b: int, keep: int, other: int) -> bool:
+    """twins3: the pair (b, keep) carries b's own op_name and source line and ``other``
+    does not: the metadata says b is ``keep``, whatever the shapes suggest (a per-device
+    dot on flattened batch dims, f32[2,16,128] -> f32[32,16], looks like a misfit)."""
+    Bn, An = m.before.nodes, m.after.nodes
+
+    def own(a: int) -> bool:
+        return An[a].op_name == Bn[b].op_name and An[a].src == Bn[b].src
+
+    return own(keep) and not own(other)
+
+
 def swap_misfit_dots(m) -> int:
     """Look-alike dots (same op_name, same rank) paired crosswise: a before dot whose
     partner's per-device shape cannot hold its value, while another pair's after dot can,
@@ -304,7 +331,9 @@ def swap_misfit_dots(m) -> int:
                 continue
             for y in lst:
                 ay = m.b2a[y]
-                if y != x and fits(x, ay) and fits(y, ax) and not fits(y, ay):
+                if y != x and fits(x, ay) and fits(y, ax) and not fits(y, ay) and \
+                        not _metadata_against(m, x, ax, ay) and \
+                        not _metadata_against(m, y, ay, ax):
                     m.b2a[x], m.b2a[y] = ay, ax
                     m.a2b[ay], m.a2b[ax] = x, y
                     m.how[x] = m.how[y] = "shard shape"
