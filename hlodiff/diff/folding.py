@@ -12,8 +12,46 @@ from __future__ import annotations
 from .value_facts import NOT_FOLDED
 from .view import View
 
-# rewritten by expander passes (gather/scatter expanders build loops) before the folder runs
-_EXPANDED = {"gather", "scatter", "sort", "select-and-scatter"}
+# rewritten by expander passes (scatter expanders build loops) before the folder runs
+_EXPANDED = {"scatter", "sort", "select-and-scatter"}
+
+
+def _ints(text: str | None) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(x) for x in (text or "").strip("{} ").split(",") if x.strip())
+    except ValueError:
+        return None
+
+
+def expanded_first(v: View, n) -> bool:
+    """``n`` is rewritten by an expander pass before constant folding can evaluate it.
+
+    Scatters, sorts and select-and-scatters always. A gather only when it is "simple"
+    (XLA's GatherExpander in kEliminateSimpleGathers mode, run in the simplification
+    pipeline before the folder): its loop would run once (one index vector) or each slice
+    is the whole operand. Any other gather of constants is folded directly (cpu3 helper).
+    zoo/old sort_argsort: ``gather(constant({8, 16}), constant({{0}, {1}}))`` (two index
+    vectors) is "folded (constant_folding)" at dump 0009 with its literal operands;
+    gather_embedding's ``gather(constant({50, 16}), constant({{0}}))`` (one) is
+    "rewritten (gather_expander)" at dump 0009 into a one-trip loop."""
+    if n.opcode in _EXPANDED:
+        return True
+    if n.opcode != "gather":
+        return False
+    inst = n.inst
+    if len(inst.operands) < 2:
+        return True
+    idx_shape = v.nodes[n.operands[1]].inst.shape if len(n.operands) > 1 else None
+    op_shape = v.nodes[n.operands[0]].inst.shape if n.operands else None
+    ivd = _ints(inst.attrs.get("index_vector_dim"))
+    sizes = _ints(inst.attrs.get("slice_sizes"))
+    if idx_shape is None or op_shape is None or not ivd or sizes is None:
+        return True  # cannot tell: keep the cautious answer
+    trips = 1
+    for d, size in enumerate(idx_shape.dims):
+        if d != ivd[0]:
+            trips *= size
+    return trips == 1 or tuple(sizes) == tuple(op_shape.dims)
 
 
 def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
@@ -25,7 +63,7 @@ def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
     folds = bytearray(len(nodes))  # 1: the folder evaluates this node itself
     for n in nodes:
         if n.alias < 0 and fold[n.idx] and n.opcode not in NOT_FOLDED and \
-                n.opcode not in _EXPANDED:
+                not expanded_first(v, n):
             folds[n.idx] = 1
     for n in reversed(nodes):  # users before operands
         i = n.idx
@@ -35,7 +73,30 @@ def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
         users = [u for u in n.users if live[u]]
         if users and all(folds[u] or out[u] for u in users):
             out[i] = 1
+        elif n.opcode == "constant" and users and all(negated(v, fold, n.idx, u) for u in users):
+            out[i] = 1
     return out
+
+
+def negated(v: View, fold: bytearray, c: int, u: int) -> bool:
+    """Constant ``c``'s user ``u`` subtracts it (directly or as a broadcast) from a value
+    that is not a compile-time constant. Algebraic simplification canonicalizes ``x - c``
+    to ``x + negate(c)`` (``x - broadcast(c)`` to ``x + broadcast(negate(c))``) and the
+    constant folder then evaluates ``negate(c)``: ``c`` dies folded, not "simplified away"
+    (cpu3 helper). unseen dropout_ln_rng (jax 0.10.2, CPU), erf_inv: dump 0012 holds
+    ``negate.2 = f32[] negate(constant.193)`` (2.5, was ``subtract(erf_inv.88,
+    broadcast(2.5))``), dump 0013 (constant_folding) folds it: "folded by constant_folding"."""
+    un = v.nodes[u]
+    if un.opcode == "broadcast" and un.alias < 0:
+        users = un.users
+        return bool(users) and all(_subtracts(v, fold, u, w) for w in users)
+    return _subtracts(v, fold, c, u)
+
+
+def _subtracts(v: View, fold: bytearray, rhs: int, u: int) -> bool:
+    un = v.nodes[u]
+    return un.opcode == "subtract" and len(un.operands) == 2 and un.operands[1] == rhs and \
+        un.operands[0] != rhs and not fold[un.operands[0]]
 
 
 def scaling_op(B: View, cv: bytearray, n) -> str:
