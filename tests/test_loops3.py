@@ -99,3 +99,32 @@ def test_oracle_follows_a_loop_result_into_the_rebuilt_loop():
         assert dest[0].startswith("get-tuple-element."), (name, dest)
         assert ctop[dest[0]].index == ptop[name].index, (name, dest)
         assert "while.55" not in dest, (name, dest)
+
+
+def test_loop_results_pair_by_tuple_index():
+    """Sharded scans: the loop's results are get-tuple-elements of the same shape and op_name
+    (several f32[...] of one while). The partitioner keeps the loop state in its order, so
+    when the two loops have the same arity each result pairs with the after element of
+    the same index; before the fix, three of them were swapped among same-shape twins."""
+    from hlodiff.diff.match import match
+    from hlodiff.diff.view import after_view, before_view
+
+    d = Path(__file__).resolve().parent.parent / "fixtures" / "loops3" / "lstm_clip_scan_cpu8"
+    bv = before_view(hlodiff.load(next(d.glob("*before_optimizations.txt"))))
+    av = after_view(hlodiff.load(next(d.glob("*cpu_after_optimizations.txt"))))
+    m = match(bv, av)
+    checked, swapped = 0, []
+    for b in bv.nodes:
+        a = m.partner(b.idx)
+        if b.opcode != "get-tuple-element" or a is None or a.opcode != "get-tuple-element":
+            continue
+        bo, ao = bv.nodes[b.operands[0]], av.nodes[a.operands[0]]
+        if bo.opcode != "while" or m.b2a[bo.idx] != ao.idx:
+            continue
+        if len(bo.inst.shape.tuple_shapes) != len(ao.inst.shape.tuple_shapes):
+            continue
+        checked += 1
+        if b.inst.index != a.inst.index:
+            swapped.append((b.name, b.inst.index, a.name, a.inst.index))
+    assert checked >= 6, checked
+    assert not swapped, swapped
