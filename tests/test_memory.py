@@ -109,10 +109,11 @@ def test_estimate_platform_rules():
     platform from the module text (GPU backend configs), and only GPU's rule lets a loop
     fusion write over a parameter of another shape (read through bitcasts)."""
     from hlodiff.analysis import memsim
+    from hlodiff.analysis.backend import compiled_for_gpu
     from hlodiff.dumps.loader import load
 
     for d in DIRS:
-        assert memsim._is_gpu(load(_after(d))) == (d.parent.name == "gpu"), d
+        assert compiled_for_gpu(load(_after(d))) == (d.parent.name == "gpu"), d
     m = load(_after(MEM / "gpu" / "gpt_noremat"))
     fusions = [(i, m.computation(i.calls[0])) for c in m.computations for i in c.instructions
                if i.opcode == "fusion" and i.fusion_kind == "kLoop" and i.calls]

@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 
 from ..hlo.model import Computation, Instruction, Module, Shape
+from .backend import compiled_for_gpu
 from .memassign import assign, pack, thread_local_sizes
 
 _IN_PLACE = {"dynamic-update-slice", "scatter"}
@@ -116,7 +117,7 @@ class _Sim:
         # buffers carried by a while or written by a conditional's branches: XLA colocates
         # them, and a later result never takes one over
         self.loop_state: set[int] = set()
-        self.gpu = _is_gpu(module)
+        self.gpu = compiled_for_gpu(module)
         # an array result -> the buffers of its array operands (XLA tries their allocations
         # first); a copy -> what it copies (a copy never shares with its operand)
         self.operands: dict[int, list[int]] = {}
@@ -577,18 +578,6 @@ def _cpu_alignment(module: Module) -> int:
     if names and all(_GENERIC_FUSION.match(n) for n in names):
         return _ALIGN_OLD_CPU
     return _ALIGN_CPU
-
-
-def _is_gpu(module: Module) -> bool:
-    """Whether XLA's GPU backend compiled the module: its instructions carry GPU backend
-    configs (a stream, ``operation_queue_id``) or call cuBLAS/cuDNN/Triton (in any
-    computation: a loop's body may hold all the kernels)."""
-    for ins in (i for c in module.computations for i in c.instructions):
-        cfg = ins.attrs.get("backend_config", "")
-        if "operation_queue_id" in cfg or "__triton" in cfg or \
-                ins.attrs.get("custom_call_target", "").strip('"').startswith(("__cublas", "__cudnn")):
-            return True
-    return False
 
 
 def _elements(s: Shape) -> int:

@@ -19,6 +19,8 @@ text order among instructions without users) would keep the second.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .view import View
 
 
@@ -28,13 +30,20 @@ def post_order(B: View, live: bytearray) -> dict[int, int]:
     dead nodes are not ranked. (A node whose only reader is a no-op view that algsimp
     removes has no users in the view: it is not a start.)"""
     nodes = B.nodes
-    rank: dict[int, int] = {}
-    on_stack = bytearray(len(nodes))
     starts = [B.resolve(B.entry_root)] + [B.resolve(r) for _c, _r, _n, r, _p in B.bodies]
     starts += [n.idx for n in nodes if n.alias < 0 and live[n.idx] and
                not any(live[u] for u in n.users)]
+    return ranks_from(B, (i for i in starts if live[i]))
+
+
+def ranks_from(B: View, starts: Iterable[int]) -> dict[int, int]:
+    """Node -> its rank in a post order from ``starts`` (each in turn, skipping those
+    already ranked), operands first in operand order; iterative, for deep graphs."""
+    nodes = B.nodes
+    rank: dict[int, int] = {}
+    on_stack = bytearray(len(nodes))
     for i0 in starts:
-        if i0 in rank or not live[i0]:
+        if i0 in rank:
             continue
         stack = [(i0, 0)]
         on_stack[i0] = 1

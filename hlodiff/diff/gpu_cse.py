@@ -23,6 +23,8 @@ Triton fusions or GPU backend configs (``operation_queue_id``) behind.
 
 from __future__ import annotations
 
+from ..analysis.backend import compiled_for_gpu
+from .cse_walk import ranks_from
 from .view import Node, View
 from .value_facts import LAYOUT_LIKE
 
@@ -35,15 +37,7 @@ _LATE = LAYOUT_LIKE | {"dot", "convolution"}
 def cse_in_simplification(after) -> bool:
     """Whether the after module was compiled by XLA's GPU pipeline (CSE runs inside the
     simplification loop there)."""
-    for c in after.computations:
-        for i in c.instructions:
-            t = i.custom_call_target or ""
-            if t.startswith(("__cublas", "__cudnn", "__triton")):
-                return True
-            bc = i.attrs.get("backend_config")
-            if bc and ("operation_queue_id" in str(bc) or "__triton" in str(bc)):
-                return True
-    return False
+    return compiled_for_gpu(after)
 
 
 def late_rewrite(sb: Node, fate: str, recip: set[int]) -> bool:
@@ -84,27 +78,7 @@ def chain_twins(B: View) -> dict[int, int]:
 def post_order(B: View) -> dict[int, int]:
     """Node -> its rank in the post order XLA's CSE walks once calls are inlined: from each
     instruction without users, in instruction order, operands first (in operand order)."""
-    nodes = B.nodes
-    rank: dict[int, int] = {}
-    on_stack = bytearray(len(nodes))
-    for start in nodes:
-        if start.users or start.alias >= 0 or start.idx in rank:
-            continue
-        stack = [(start.idx, 0)]
-        on_stack[start.idx] = 1
-        while stack:
-            i, k = stack.pop()
-            ops = nodes[i].operands
-            while k < len(ops) and (ops[k] in rank or on_stack[ops[k]]):
-                k += 1
-            if k < len(ops):
-                stack.append((i, k + 1))
-                stack.append((ops[k], 0))
-                on_stack[ops[k]] = 1
-                continue
-            on_stack[i] = 0
-            rank[i] = len(rank)
-    return rank
+    return ranks_from(B, (n.idx for n in B.nodes if not n.users and n.alias < 0))
 
 
 def iota_rebuilt(B: View, n: Node) -> bool:

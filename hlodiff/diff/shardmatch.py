@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Callable
 
+from ..analysis.backend import compiled_for_gpu
+
 
 def recorded_names(m, score: Callable) -> int:
     """Pair before instructions without an op_name with the after instruction that carries
@@ -282,17 +284,7 @@ def cse_before_simplification(after) -> bool:
     partitioner. A GPU compile leaves cuBLAS/cuDNN/Triton calls or GPU backend configs
     (``operation_queue_id``) in the after module."""
     v = str(after.attributes.get("num_partitions", "1"))
-    if not (v.isdigit() and int(v) > 1):
-        return False
-    for c in after.computations:
-        for i in c.instructions:
-            t = i.custom_call_target or ""
-            if t.startswith(("__cublas", "__cudnn", "__triton")):
-                return False
-            bc = i.attrs.get("backend_config")
-            if bc and ("operation_queue_id" in str(bc) or "__triton" in str(bc)):
-                return False
-    return True
+    return v.isdigit() and int(v) > 1 and not compiled_for_gpu(after)
 
 
 def _metadata_against(m, b: int, keep: int, other: int) -> bool:

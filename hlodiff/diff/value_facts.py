@@ -8,6 +8,7 @@ so that each stays small; the opcode sets here are XLA's pass rules written as d
 
 from __future__ import annotations
 
+from ..analysis.backend import compiled_for_gpu
 from . import gpunames
 from .called_fp import called_fingerprints
 from .match import Matching
@@ -204,14 +205,4 @@ def inliner_before_dce(after) -> bool:
     so dead code in callees, and dead get-tuple-elements of calls, go with the inlining.
     The CPU pipeline of an unpartitioned program runs DCE first (sharding-removal)."""
     v = str(after.attributes.get("num_partitions", "1"))
-    if v.isdigit() and int(v) > 1:
-        return True
-    for c in after.computations:
-        for i in c.instructions:
-            bc = i.attrs.get("backend_config")
-            if bc and "operation_queue_id" in str(bc):
-                return True
-            t = i.custom_call_target or ""
-            if t.startswith(("__cublas", "__cudnn", "__triton")):
-                return True
-    return False
+    return (v.isdigit() and int(v) > 1) or compiled_for_gpu(after)
