@@ -6,6 +6,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
 from . import inplace  # cpu2: changed in place, then fused
+from . import loop_state  # gpu4: loops the partitioner only cut per device
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
@@ -148,6 +149,7 @@ class FateBuilder:
         nodes = B.nodes
         changed: dict[str, str] = {}
         inits: dict[int, str] = {}
+        nparts = partition.num_partitions(B.module, A.module)
         for ctl, role, comp, _root, _params in B.bodies:
             w = nodes[ctl]
             y = m.b2a[ctl]
@@ -164,6 +166,8 @@ class FateBuilder:
             new = A.nodes[y].inst.called.get(role)
             if not new or comp in new:
                 continue
+            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, nparts):
+                continue  # gpu4: only the partitioner's clone, the state cut per device
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
                 inits[w.raw_operands[0]] = new[0]

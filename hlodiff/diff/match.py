@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
-from . import gpunames
+from . import gpunames, loop_state
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .regroup_pairs import repair as repair_regrouped
@@ -230,7 +230,8 @@ def _propagate(m: Matching) -> int:
                 pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
                 cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
                         and not other(bx, An[y])]
-                if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a):
+                if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a) \
+                        and loop_state.index_sound(m, b, a, bx.inst.index):  # gpu4: reordered
                     # elements of paired tuples of the same arity: the same index (the
                     # partitioner and the loop passes keep a loop's state in its order)
                     c2 = [y for y in cand if An[y].opcode == "get-tuple-element"
@@ -293,6 +294,8 @@ def _bodies(m: Matching) -> None:
     for ctl, role, _c, root, params in B.bodies:
         a = m.b2a[ctl]
         if a < 0:
+            a = loop_state.reordered_loop(m, B.nodes[ctl])  # gpu4
+        if a < 0:
             continue
         lst = by_ctl.get((a, role))
         k = seen[(ctl, role)]
@@ -302,7 +305,8 @@ def _bodies(m: Matching) -> None:
         aroot, aparams = lst[k]
         for x, y in zip(params, aparams):
             x, y = B.resolve(x), A.resolve(y)
-            if _compatible(B.nodes[x], A.nodes[y]):
+            if _compatible(B.nodes[x], A.nodes[y]) or \
+                    loop_state.reordered_param(m, B.nodes[x], A.nodes[y]):  # gpu4
                 m.pair(x, y, "body")
         x, y = B.resolve(root), A.resolve(aroot)
         if _compatible(B.nodes[x], A.nodes[y]):

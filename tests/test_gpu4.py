@@ -1,0 +1,69 @@
+"""Loops of a program sharded over 8 H100s (gpu4): the partitioner's clones and the Shardy
+round trip's reordered loop state (fixtures/gpu_pass_pairs/gru_scan, written by
+fixtures/select_pass_pairs.py from deviceless jax 0.10.2 dumps; hlodiff/diff/loop_state.py,
+hlodiff/dumps/partitioning.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+from hlodiff.dumps.passes import find_pass_dumps, trace
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "gpu_pass_pairs" / "gru_scan"
+
+
+def _diff():
+    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(D.glob("*gpu_after_optimizations.txt")))
+    return after, diff_modules(before, after)
+
+
+def _renamed_to(t, name: str) -> str | None:
+    for _, p, ev in t.fates[name].history:
+        if p == "shardy-xla" and ev.startswith("renamed to "):
+            return ev[len("renamed to "):]
+    return None
+
+
+def test_round_trip_renames_loop_elements_by_where_they_went():
+    # dump 0012 -> 0013 (shardy-xla). region_0: get-tuple-element.19 (index 1) was removed
+    # by algsimp (dump 0006); the round trip makes a new index-1 get-tuple-element.1. The
+    # index-13 get-tuple-element.31 is get-tuple-element.13 (index 13), not that new one.
+    # region_3's state is reordered: index 20 (f32[16,16], read by dot_general.14) comes
+    # back as index 14 (get-tuple-element.86, read by dot_general.39), index 18 as 20.
+    snaps = find_pass_dumps(D, "jit_gru_scan")
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    assert _renamed_to(t, "get-tuple-element.31") == "get-tuple-element.13"
+    assert _renamed_to(t, "get-tuple-element.34") == "get-tuple-element.16"
+    assert _renamed_to(t, "get-tuple-element.113") == "get-tuple-element.86"
+    assert _renamed_to(t, "get-tuple-element.111") == "get-tuple-element.92"
+
+
+def test_loop_cut_per_device_is_not_a_rebuilt_loop():
+    # while.37 (body region_3.11) comes back as while.48 calling region_3.4_spmd: the same
+    # 21 elements, cut per device and reordered by the round trip. No loop pass rebuilt
+    # it: its instructions keep their fates (the counter is fused, the elements kept).
+    after, r = _diff()
+    assert after.computation("region_3.4_spmd") is not None
+    for name in ("get-tuple-element.93", "get-tuple-element.94", "add.15"):
+        f = r.fate_of("region_3.11", name)
+        assert "while loop rebuilt" not in (f.reason or ""), (name, f.reason)
+    assert r.fate_of("region_3.11", "add.15").fate == "fused"
+    g = r.fate_of("region_3.11", "get-tuple-element.94")
+    assert (g.fate, g.after) == ("kept", "get-tuple-element.335")
+
+
+def test_elements_of_a_reordered_state_pair_where_they_fit():
+    # the loop parameters pair although the state was reordered; the stacked f32[8,8,16]
+    # elements that stayed in place keep their index (index 10: get-tuple-element.103 in
+    # region_3.11, get-tuple-element.365 in region_3.4_spmd)
+    _after, r = _diff()
+    p = r.fate_of("region_3.11", "arg_tuple.5")
+    assert p.after == "param.2", (p.fate, p.after, p.reason)
+    for b, a in (("get-tuple-element.103", "get-tuple-element.365"),
+                 ("get-tuple-element.104", "get-tuple-element.366"),
+                 ("get-tuple-element.101", "get-tuple-element.363")):
+        f = r.fate_of("region_3.11", b)
+        assert (f.fate, f.after) == ("kept", a), (b, f.fate, f.after)
