@@ -67,3 +67,16 @@ def test_elements_of_a_reordered_state_pair_where_they_fit():
                  ("get-tuple-element.101", "get-tuple-element.363")):
         f = r.fate_of("region_3.11", b)
         assert (f.fate, f.after) == ("kept", a), (b, f.fate, f.after)
+
+
+def test_producer_copied_into_a_gemm_kernel_per_device_is_fused():
+    # attention_rms_swiglu on 8 H100s: triton-gemm-rewriter (dump 0060) copies the RMS
+    # norm's mul.141 = f32[8,12,16] into gemm_fusion_dot.63 as mul.346 = f32[12,16], one
+    # device's batch row. It is computed in that kernel, not rebuilt on reshaped operands.
+    d = D.parent / "attention_rms_swiglu"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    f = r.fate_of("main.19", "mul.141")
+    assert (f.fate, f.fusion) == ("fused", "gemm_fusion_dot.63"), (f.fate, f.fusion, f.reason)
+    assert "gemm kernel" in f.reason

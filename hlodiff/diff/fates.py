@@ -563,7 +563,7 @@ class FateBuilder:
                 f.reason = (f"{b.opcode} moved across a reduce/broadcast by algebraic "
                             f"simplification ({b.dims} -> {a.dims}); the original became dead")
             elif self.gpu_cse and a.opcode == b.opcode and not same_dims and \
-                    gemm_fates.flattened_in_gemm(A, b, a):  # gpu2
+                    gemm_fates.flattened_in_gemm(A, b, a, self.nparts):  # gpu2, gpu4
                 f.fate = "fused"
                 f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion} (the gemm "
                             f"kernel's copy, flattened {b.dims} -> {a.dims})")
