@@ -80,3 +80,23 @@ def test_producer_copied_into_a_gemm_kernel_per_device_is_fused():
     f = r.fate_of("main.19", "mul.141")
     assert (f.fate, f.fusion) == ("fused", "gemm_fusion_dot.63"), (f.fate, f.fusion, f.reason)
     assert "gemm kernel" in f.reason
+
+
+def test_copies_merged_before_the_main_simplification_of_a_partitioned_gpu_program():
+    # vae_step on 8 H100s: the Shardy round trip (dump 0011) keeps one of the identical
+    # broadcasts broadcast.7 and relu's max.2; the main algsimp (after the partitioner)
+    # rewrites the survivor later. The copy was merged, not "rewritten before CSE".
+    d = D.parent / "vae_step"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    f = r.fate_of("main.4", "broadcast.7")
+    assert (f.fate, f.into) == ("merged", "max.2"), (f.fate, f.into, f.reason)
+    assert f.fusion == "loop_multiply_fusion"
+    # twins that the shardings cut differently are not identical per device: the
+    # partitioner's cleanup CSE leaves them (transformer_layer on 8 H100s, dump 0021:
+    # sub.29's copy is f32[2,16,4], sub.33's f32[2,16,32]); sub.33 has its own partner
+    t = D.parent.parent / "sharded_passes" / "transformer_layer_gpu8"
+    r = diff_modules(hlodiff.load(next(t.glob("*.before_optimizations.txt"))),
+                     hlodiff.load(next(t.glob("*gpu_after_optimizations.txt"))))
+    assert r.fate_of("main.18", "sub.33").fate != "merged"

@@ -481,7 +481,8 @@ class FateBuilder:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
-                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)) and \
+                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
+                                                     m.b2a[b.idx] >= 0)) and \
                     s not in self.late_views:
                 # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
                 # algsimp; shard helper)
@@ -504,8 +505,14 @@ class FateBuilder:
                 ys = m.b2a[b.idx]
             if ys >= 0:
                 self._set_after(f, A.nodes[ys])
+            elif sf.fate == "rewritten" and (sf.after or sf.fusion):  # gpu4: where it lives
+                f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
             f.reason = f"identical to {sb.name} (CSE)"
-            if self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
+            if self.nparts > 1 and self.gpu_cse and sf.fate == "rewritten":  # gpu4
+                f.reason = (f"identical to {sb.name}: merged before the main algebraic "
+                            f"simplification rewrote {sb.name} (the Shardy round trip and "
+                            "the partitioner's cleanup CSE keep one of identical instructions)")
+            elif self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
                 f.reason = (f"identical to {sb.name}: merged by the Shardy round trip "
                             f"(it keeps one of identical {b.opcode}s)")
             return f
