@@ -100,3 +100,15 @@ def test_copies_merged_before_the_main_simplification_of_a_partitioned_gpu_progr
     r = diff_modules(hlodiff.load(next(t.glob("*.before_optimizations.txt"))),
                      hlodiff.load(next(t.glob("*gpu_after_optimizations.txt"))))
     assert r.fate_of("main.18", "sub.33").fate != "merged"
+
+
+def test_no_op_chains_of_a_partitioned_gpu_program_are_rewritten_one_by_one():
+    # transformer_layer on 8 H100s: the spmd-simplify pipeline runs algsimp to its fixed
+    # point before the partitioner's cleanup runs the first CSE; dump 0007 (spmd-simplify
+    # algsimp) forwards div.34 = reshape(div.33 = identity broadcast) itself. It is not
+    # merged with a twin chain (single H100: CSE right after the first algsimp round).
+    t = D.parent.parent / "sharded_passes" / "transformer_layer_gpu8"
+    r = diff_modules(hlodiff.load(next(t.glob("*.before_optimizations.txt"))),
+                     hlodiff.load(next(t.glob("*gpu_after_optimizations.txt"))))
+    f = r.fate_of("main.18", "div.34")
+    assert f.fate == "rewritten", (f.fate, f.into, f.reason)

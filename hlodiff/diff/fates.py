@@ -53,7 +53,9 @@ class FateBuilder:
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
-        self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
+        # gpu4: a partitioned GPU program runs algsimp to its fixed point (spmd-simplify)
+        # before its first CSE: no-op chains are removed one by one, not merged
+        self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse and self.nparts <= 1 else {}
         self.late_views: set[int] = set()  # became a view after layout assignment
 
     def _upcast(self) -> bytearray:
