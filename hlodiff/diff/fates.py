@@ -5,8 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
-from . import inplace  # cpu2: changed in place, then fused
-from . import loop_state  # gpu4: loops the partitioner only cut per device
+from . import inplace, loop_state  # cpu2: changed in place, then fused; gpu4: sharded loops
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
@@ -53,9 +52,7 @@ class FateBuilder:
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
-        # gpu4: a partitioned GPU program runs algsimp to its fixed point (spmd-simplify)
-        # before its first CSE: no-op chains are removed one by one, not merged
-        self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse and self.nparts <= 1 else {}
+        self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
         self.late_views: set[int] = set()  # became a view after layout assignment
 
     def _upcast(self) -> bytearray:
@@ -511,9 +508,7 @@ class FateBuilder:
                 f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
             f.reason = f"identical to {sb.name} (CSE)"
             if self.nparts > 1 and self.gpu_cse and sf.fate == "rewritten":  # gpu4
-                f.reason = (f"identical to {sb.name}: merged before the main algebraic "
-                            f"simplification rewrote {sb.name} (the Shardy round trip and "
-                            "the partitioner's cleanup CSE keep one of identical instructions)")
+                f.reason = gpu_cse.merged_before_main_algsimp(sb.name)
             elif self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
                 f.reason = (f"identical to {sb.name}: merged by the Shardy round trip "
                             f"(it keeps one of identical {b.opcode}s)")

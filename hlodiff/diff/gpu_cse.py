@@ -71,10 +71,24 @@ def _chain_key(B: View, n: Node, depth: int = 0) -> object:
             _chain_key(B, B.nodes[n.raw_operands[0]], depth + 1))
 
 
-def chain_twins(B: View) -> dict[int, int]:
+def merged_before_main_algsimp(survivor: str) -> str:
+    """The reason of a copy merged in a partitioned GPU program (see :func:`late_rewrite`)."""
+    return (f"identical to {survivor}: merged before the main algebraic simplification "
+            f"rewrote {survivor} (the Shardy round trip and the partitioner's cleanup CSE "
+            "keep one of identical instructions)")
+
+
+def chain_twins(B: View, nparts: int = 1) -> dict[int, int]:
     """Alias node -> the first identical chain it is merged into (see the module text).
     Only chains whose own step is not a no-op (the node changes its operand's shape):
-    algsimp removes a direct no-op in its first round, before CSE."""
+    algsimp removes a direct no-op in its first round, before CSE.
+
+    None in a partitioned program (``nparts`` > 1): its ``spmd-simplify`` pipeline runs
+    algsimp to a fixed point before the first CSE (``spmd-cleanup``), and the chains are
+    removed one by one (transformer_layer on 8 H100s, dump 0007: ``div.34 =
+    reshape(identity broadcast)`` forwarded by algsimp itself; gpu4)."""
+    if nparts > 1:
+        return {}
     groups: dict[tuple, list[int]] = {}
     for n in B.nodes:
         if n.alias < 0 or not n.raw_operands or n.opcode not in ("reshape", "broadcast",
