@@ -112,3 +112,19 @@ def test_no_op_chains_of_a_partitioned_gpu_program_are_rewritten_one_by_one():
                      hlodiff.load(next(t.glob("*gpu_after_optimizations.txt"))))
     f = r.fate_of("main.18", "div.34")
     assert f.fate == "rewritten", (f.fate, f.into, f.reason)
+
+
+def test_bias_add_inside_cudnn_fused_convolution_names_the_call():
+    # real H100, jax 0.11.2 (fixtures/select_real_gpu_passes.py --modules): the
+    # cudnn-fused-convolution-rewriter makes add.15 = add(conv_general_dilated.8,
+    # add.14 = broadcast(bias)) one __cudnn$convBiasActivationForward call reading the bias
+    d = D.parent.parent / "gpu_real_passes" / "convnet_step"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    for name in ("add.15", "add.14", "add.19", "add.18"):
+        f = r.fate_of("main.19", name)
+        assert f.fate == "rewritten" and f.after.startswith("cudnn-conv-bias-activation."), \
+            (name, f.fate, f.after, f.reason)
+    assert r.fate_of("main.19", "add.15").after == \
+        r.fate_of("main.19", "conv_general_dilated.8").after

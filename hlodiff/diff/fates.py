@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
-from . import inplace, loop_state  # cpu2: changed in place, then fused; gpu4: sharded loops
+from . import cudnn_fused, inplace, loop_state  # cpu2: in place, then fused; gpu4
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
@@ -791,6 +791,7 @@ class FateBuilder:
     def all(self) -> list[InstructionFate]:
         out = [self.fate(b) for b in self.B.nodes]
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
+        cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
         duplicates.annotate(self.m, out)
         anchors.mark_uncertain_twins(self.m, out)
         return out
