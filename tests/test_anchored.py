@@ -67,3 +67,23 @@ def test_named_kernels_compute_from_the_instructions_parameters(diff):
     assert checked >= 40  # both layers' forward instructions
     assert not wrong, wrong[:5]
 
+
+
+def test_kernels_inside_parallel_wrapper_calls_count_as_the_call():
+    """Scoring (benchmarks/accuracy.py): JAX 0.4.x's XLA:CPU outlines a fusion it splits into
+    parallel tasks into ``call(...), to_apply=parallel_fusion.N`` holding ``fusion.N.clone``.
+    The engine names the fusion, the oracle the top-level call: the same kernel."""
+    from hlodiff.diff.accuracy import wrapper_calls
+
+    f = (Path(__file__).resolve().parent.parent / "fixtures" / "versions" / "gpt2_step" / "0.4.30"
+         / "module_0021.jit_gpt2_step.cpu_after_optimizations.txt")
+    after = load(f)
+    held = wrapper_calls(after)
+    calls = {i.name: i for i in after.entry_computation.instructions if i.opcode == "call"}
+    clones = [n for n in held if n.endswith(".clone")]
+    assert clones
+    comps = {c.name: c for c in after.computations}
+    for n in clones:
+        call = calls[held[n]]
+        assert any(i.name == n for c in call.calls for i in comps[c].instructions)
+    assert not set(held) & {i.name for i in after.entry_computation.instructions}
