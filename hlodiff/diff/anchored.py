@@ -22,69 +22,73 @@ from collections import defaultdict
 # after-side data movement the rebuilt instruction may read its operand through
 _VIEWS = frozenset({"bitcast", "reshape", "transpose", "copy"})
 _SKIP = frozenset({"parameter", "constant", "tuple", "get-tuple-element"}) | _VIEWS
-_FANOUT = 64  # a widely read value (a shared constant) anchors nothing
 
 
-def _readers(An, y: int, depth: int = 3) -> list[int]:
-    """After nodes reading ``y`` directly or through up to ``depth`` views."""
-    out, frontier, seen = [], [y], {y}
-    for _ in range(depth + 1):
-        nxt = []
-        for j in frontier:
-            users = An[j].users
-            if len(users) > _FANOUT:
-                continue
-            for u in users:
-                if u in seen:
-                    continue
-                seen.add(u)
-                out.append(u)
-                if An[u].opcode in _VIEWS:
-                    nxt.append(u)
-        frontier = nxt
-        if not frontier:
-            break
+def _sources(nodes, paired, n, depth: int = 3) -> list[int]:
+    """The paired values ``n`` reads: its operands, looking through open views (bitcast,
+    reshape, transpose, copy) to a paired node. ``paired(j)`` is j's key (an after index)
+    or -1."""
+    out = []
+    for x in n.operands:
+        for _ in range(depth + 1):
+            k = paired(x)
+            if k >= 0:
+                out.append(k)
+                break
+            v = nodes[x]
+            if v.opcode not in _VIEWS or len(v.operands) != 1:
+                break
+            x = v.operands[0]
     return out
 
 
-def _paired_sources(Bn, b2a, b, depth: int = 3) -> list[int]:
-    """Partners of ``b``'s operands, looking through open before views to a paired value."""
-    out = []
-    for x in b.operands:
-        for _ in range(depth + 1):
-            if b2a[x] >= 0:
-                out.append(b2a[x])
-                break
-            n = Bn[x]
-            if n.opcode not in _VIEWS or len(n.operands) != 1:
-                break
-            x = n.operands[0]
+def _elements(n) -> int:
+    sh = n.inst.shape
+    return -1 if sh is None or sh.is_tuple else sh.num_elements
+
+
+def _keys(nodes, paired, open_, wanted=None) -> dict[tuple, list[int]]:
+    """(paired value read, opcode, op_name, source line, element count) -> the open nodes
+    with that key. The element count keeps a reshaped rebuild (same values, other shape) and
+    leaves out a split-K gemm (its partial products are not the dot's value)."""
+    out: dict[tuple, list[int]] = defaultdict(list)
+    for n in nodes:
+        if n.alias >= 0 or not open_(n.idx) or n.opcode in _SKIP or not n.op_name:
+            continue
+        if wanted is not None and (n.opcode, n.op_name, n.src) not in wanted:
+            continue
+        for y in set(_sources(nodes, paired, n)):
+            out[(y, n.opcode, n.op_name, n.src, _elements(n))].append(n.idx)
     return out
 
 
 def pair_anchored(m) -> int:
-    """Pair open instructions whose paired operands single out one after instruction of
-    their opcode, op_name and source line (see the module docstring). Returns the count."""
+    """Pair open instructions that a paired value they read singles out (see the module
+    docstring): for a key (the partner of a value read, opcode, op_name, source line) with
+    exactly one open before instruction and one open after instruction. Two dots of one
+    op_name reading one value, of which optimization rebuilt only one as a dot (GPU
+    algsimp turns a dot with a tiny contraction into multiply and reduce), are two before
+    nodes for one after node: left alone. Returns the count."""
     Bn, An = m.before.nodes, m.after.nodes
     b2a, a2b = m.b2a, m.a2b
-    proposals: dict[int, int] = {}
-    wanted: dict[int, int] = defaultdict(int)
-    for b in Bn:
-        if b.alias >= 0 or b2a[b.idx] >= 0 or b.opcode in _SKIP or not b.op_name:
-            continue
-        cands = set()
-        for y in _paired_sources(Bn, b2a, b):
-            for u in _readers(An, y):
-                a = An[u]
-                if (a2b[u] < 0 and a.alias < 0 and a.opcode == b.opcode
-                        and a.op_name == b.op_name and a.src == b.src):
-                    cands.add(u)
-        if len(cands) == 1:
-            u = cands.pop()
-            proposals[b.idx] = u
-            wanted[u] += 1
+    bkeys = _keys(Bn, lambda j: b2a[j], lambda j: b2a[j] < 0)
+    if not bkeys:
+        return 0
+    wanted = {k[1:4] for k in bkeys}
+    akeys = _keys(An, lambda j: j if a2b[j] >= 0 else -1, lambda j: a2b[j] < 0, wanted)
+    choice: dict[int, set[int]] = defaultdict(set)
+    for k, bl in bkeys.items():
+        al = akeys.get(k)
+        if al and len(bl) == 1 and len(al) == 1:
+            choice[bl[0]].add(al[0])
+    taken: dict[int, int] = defaultdict(int)
+    for bi, us in choice.items():
+        if len(us) == 1:
+            taken[next(iter(us))] += 1
     c = 0
-    for bi, u in proposals.items():
-        if wanted[u] == 1:
-            c += m.pair(bi, u, "anchored")
+    for bi, us in choice.items():
+        if len(us) == 1:
+            u = next(iter(us))
+            if taken[u] == 1:
+                c += m.pair(bi, u, "anchored")
     return c
