@@ -47,10 +47,16 @@ def _elements(n) -> int:
     return -1 if sh is None or sh.is_tuple else sh.num_elements
 
 
+def _holds(b, a) -> bool:
+    """Could ``a`` hold ``b``'s value: as many elements (rebuilt on another shape) or a
+    whole fraction of them (one device's shard)? A split-K gemm's partial products have
+    more elements than the dot: its value is in the reduction after it."""
+    nb, na = _elements(b), _elements(a)
+    return na > 0 and nb > 0 and na <= nb and nb % na == 0
+
+
 def _keys(nodes, paired, open_, wanted=None) -> dict[tuple, list[int]]:
-    """(paired value read, opcode, op_name, source line, element count) -> the open nodes
-    with that key. The element count keeps a reshaped rebuild (same values, other shape) and
-    leaves out a split-K gemm (its partial products are not the dot's value)."""
+    """(paired value read, opcode, op_name, source line) -> the open nodes with that key."""
     out: dict[tuple, list[int]] = defaultdict(list)
     for n in nodes:
         if n.alias >= 0 or not open_(n.idx) or n.opcode in _SKIP or not n.op_name:
@@ -58,7 +64,7 @@ def _keys(nodes, paired, open_, wanted=None) -> dict[tuple, list[int]]:
         if wanted is not None and (n.opcode, n.op_name, n.src) not in wanted:
             continue
         for y in set(_sources(nodes, paired, n)):
-            out[(y, n.opcode, n.op_name, n.src, _elements(n))].append(n.idx)
+            out[(y, n.opcode, n.op_name, n.src)].append(n.idx)
     return out
 
 
@@ -74,12 +80,12 @@ def pair_anchored(m) -> int:
     bkeys = _keys(Bn, lambda j: b2a[j], lambda j: b2a[j] < 0)
     if not bkeys:
         return 0
-    wanted = {k[1:4] for k in bkeys}
+    wanted = {k[1:] for k in bkeys}
     akeys = _keys(An, lambda j: j if a2b[j] >= 0 else -1, lambda j: a2b[j] < 0, wanted)
     choice: dict[int, set[int]] = defaultdict(set)
     for k, bl in bkeys.items():
         al = akeys.get(k)
-        if al and len(bl) == 1 and len(al) == 1:
+        if al and len(bl) == 1 and len(al) == 1 and _holds(Bn[bl[0]], An[al[0]]):
             choice[bl[0]].add(al[0])
     taken: dict[int, int] = defaultdict(int)
     for bi, us in choice.items():
