@@ -313,7 +313,12 @@ def _bodies(m: Matching) -> None:
             m.pair(x, y, "body")
 
 
-def _similarity(m: Matching) -> int:
+def _similarity(m: Matching, settle_ties: bool = True) -> int:
+    """Pair open before nodes with the open after node of the same opcode, shape and
+    op_name whose paired neighbours agree most. With ``settle_ties`` off, a node whose best
+    candidates tie is left open: repeated code (layers of one Python loop) gives twins equal
+    keys and equal scores until a neighbour is paired, and the first tied candidate is as
+    often the other layer's; the caller pairs the rest first and settles ties last."""
     Bn, An = m.before.nodes, m.after.nodes
     bucket: dict = defaultdict(list)
     for n in _live(An):
@@ -341,6 +346,8 @@ def _similarity(m: Matching) -> int:
         if best >= 0 and best_s >= 2 and len(ties) > 1:
             ties = best_by_anchors(m, b.idx, ties)
             best = ties[0]
+            if len(ties) > 1 and not settle_ties:
+                continue
             if len(ties) > 1 and real_twins(m, ties):
                 m.twins[b.idx] = ties
         if best >= 0 and best_s >= 2:
@@ -538,9 +545,15 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     _propagate(m)
     _bodies(m)
     _propagate(m)
+    from .anchored import pair_anchored  # twins told apart by the values they read
+    while pair_anchored(m) and _propagate(m) >= 0:
+        pass
     for _ in range(3):
-        n = _similarity(m)
+        n = _similarity(m, settle_ties=False)
         n += _propagate(m)
+        if not n:
+            n = _similarity(m)
+            n += _propagate(m)
         _bodies(m)
         n += _propagate(m)
         n += _unique_buckets(m, _meta_key, "metadata")
