@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
-from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
+from . import cse_walk, folded_target, identities, spmd_cse  # old2 (CSE's walk...); cse4
 from . import cudnn_fused, inplace, loop_state  # cpu2: in place, then fused; gpu4
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -38,6 +38,7 @@ class FateBuilder:
         self._tu: dict[int, list[int]] | None = None
         self.untraced = self._untraced()
         self.rebuilt = self._rebuilt_loops()
+        self.cse_first = cse_before_simplification(self.A.module)  # (cse4: _vanished uses it)
         gone = self._vanished()
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
         if gone:
@@ -45,7 +46,6 @@ class FateBuilder:
         self.borrowed = self._borrowed()
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
-        self.cse_first = cse_before_simplification(self.A.module)
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
@@ -248,6 +248,7 @@ class FateBuilder:
         gone: set[int] = set()
         out: set[int] = set()
         grouped = set(surv) | set(surv.values())  # gpu2
+        spmd = spmd_cse.EarlyMerges(B, surv) if self.cse_first else None  # cse4
         # old2: copies CSE would have met before the copy that survived (cse_walk.py)
         early = cse_walk.gone_before_survivor(B, m, surv, self.order) if self.order else {}
         for n in reversed(nodes):
@@ -267,6 +268,8 @@ class FateBuilder:
             if cv[i] and not fold[i] and self.gpu_cse and i in grouped and \
                     not gpu_cse.iota_view(B, n):
                 continue  # gpu2: the first algsimp round leaves it; CSE merges (gpu_cse.py)
+            if cv[i] and not fold[i] and spmd and spmd.merged(i):
+                continue  # cse4: partitioned CPU programs meet CSE first (spmd_cse.py)
             if cv[i] and not fold[i] and i in early:
                 if early[i]:
                     gone.add(i)
