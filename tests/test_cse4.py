@@ -61,3 +61,24 @@ def test_copies_identical_only_through_no_op_views_are_not_merged():
     res = diff_files(*_pair(FIX / "sharded_passes" / "moe_top1"))
     f = res.fate_of("_one_hot.5", "eq.14")
     assert f.fate == "rewritten", (f.fate, f.into, f.reason)
+
+
+def test_a_divisor_shared_through_cse_lives_where_the_remaining_divide_reads_it(infonce):
+    """div.32 (forward) and div.40 (backward) are the same ``broadcast(reshape(broadcast(
+    norm)))`` divisor. CSE (first, in a partitioned CPU program) merged div.40 into div.32;
+    then algsimp rebuilt only the forward divide as a multiply by a new reciprocal
+    (multiply.15 * broadcast.92). The backward divide still divides, by div.86, which carries
+    div.32's op_name: that is where div.32 lives, and div.40 is merged into it, not "divisor
+    rebuilt as a reciprocal" nor fused in a copy of its own."""
+    from hlodiff.dumps.loader import load
+    after = {i.name: i for c in load(_pair(INFONCE)[1]).computations for i in c.instructions}
+    before = {i.name: i for c in load(_pair(INFONCE)[0]).computations for i in c.instructions}
+    assert after["div.85"].opcode == "divide" and after["div.85"].operands[1] == "div.86"
+    assert after["div.86"].metadata.op_name == before["div.32"].metadata.op_name
+    assert after["multiply.15"].operands[1] == "broadcast.92"
+    keep = infonce.fate_of("main.18", "div.32")
+    assert keep.fate == "fused" and keep.after == "div.86", (keep.fate, keep.after, keep.reason)
+    copy = infonce.fate_of("main.18", "div.40")
+    assert copy.fate == "merged" and copy.into == "div.32" and copy.after == "div.86", \
+        (copy.fate, copy.into, copy.after, copy.reason)
+    assert "Shardy" not in copy.reason  # the round trip keeps one of identical *constants*

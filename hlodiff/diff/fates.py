@@ -26,7 +26,9 @@ class FateBuilder:
         self.fold_b = constant_valued(self.B, iota=False)
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
-        self.recip = self._reciprocals()
+        self.cse_first = cse_before_simplification(self.A.module)  # (cse4: used below)
+        self.recip, self.shared_div = spmd_cse.shared_divisors(  # cse4: CSE met them first
+            m, self._reciprocals(), self.cse_first)
         # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
         self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
         # old2: CPU CSE walks the live graph in post order too (cse_walk.py)
@@ -38,7 +40,6 @@ class FateBuilder:
         self._tu: dict[int, list[int]] | None = None
         self.untraced = self._untraced()
         self.rebuilt = self._rebuilt_loops()
-        self.cse_first = cse_before_simplification(self.A.module)  # (cse4: _vanished uses it)
         gone = self._vanished()
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
         if gone:
@@ -265,11 +266,9 @@ class FateBuilder:
                 gone.add(i)  # gpu2: algsimp makes it a reciprocal before CSE (folding.py)
                 out.add(i)
                 continue
-            if cv[i] and not fold[i] and self.gpu_cse and i in grouped and \
-                    not gpu_cse.iota_view(B, n):
+            if cv[i] and not fold[i] and (self.gpu_cse and i in grouped and not gpu_cse.iota_view(
+                    B, n) or spmd and spmd.merged(i)):  # cse4: 8 CPUs, CSE first (spmd_cse.py)
                 continue  # gpu2: the first algsimp round leaves it; CSE merges (gpu_cse.py)
-            if cv[i] and not fold[i] and spmd and spmd.merged(i):
-                continue  # cse4: partitioned CPU programs meet CSE first (spmd_cse.py)
             if cv[i] and not fold[i] and i in early:
                 if early[i]:
                     gone.add(i)
@@ -512,7 +511,7 @@ class FateBuilder:
             f.reason = f"identical to {sb.name} (CSE)"
             if self.nparts > 1 and self.gpu_cse and sf.fate == "rewritten":  # gpu4
                 f.reason = gpu_cse.merged_before_main_algsimp(sb.name)
-            elif self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
+            elif self.nparts > 1 and b.opcode in ("constant", "broadcast") and self.cv_b[b.idx]:
                 f.reason = (f"identical to {sb.name}: merged by the Shardy round trip "
                             f"(it keeps one of identical {b.opcode}s)")
             return f
@@ -796,5 +795,6 @@ class FateBuilder:
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
         duplicates.annotate(self.m, out)
+        spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)
         return out

@@ -73,3 +73,46 @@ class EarlyMerges:
         others = [k] if k is not None else self.members.get(i, [])
         mine = self._key(i)
         return any(self._key(o) == mine for o in others)
+
+
+def shared_divisors(m, recip: set[int], cse_first: bool) -> tuple[set[int], dict[int, int]]:
+    """Divisors rebuilt as reciprocals (``recip``, see ``FateBuilder._reciprocals``) less
+    those whose identical copy is still divided by after optimization, and for each member
+    of such a set the after instruction where the kept copy lives (-1: unknown). In a
+    partitioned CPU program (``cse_first``) CSE met the copies first and merged them into
+    one, which lives on for the divide that stayed; none was rebuilt as a reciprocal
+    before CSE.
+
+    Evidence (infonce_temperature on 8 CPU devices): ``div.32`` and ``div.40`` are both
+    ``broadcast(reshape(broadcast(norm.10)))``, divisors of ``div.33`` (forward) and
+    ``div.41`` (backward). The after module has ``div.86 = broadcast(...)`` with div.32's
+    op_name (``jvp()/div``) read by ``div.85 = divide(...)`` with div.41's op_name: the
+    backward divide reads the forward copy, which CSE kept (the oracle: div.40 merged at
+    spmd-cleanup's cse, div.32 fused where div.86 is); only the forward divide became
+    ``multiply.15`` (by a new reciprocal ``broadcast.92``)."""
+    if not cse_first:
+        return recip, {}
+    B = m.before
+    groups: dict[tuple, list[int]] = {}
+    for n in B.nodes:
+        if n.alias < 0 and n.users:
+            groups.setdefault((n.fp, n.ctx), []).append(n.idx)
+    out = set(recip)
+    where: dict[int, int] = {}
+    for g in groups.values():
+        if len(g) < 2 or not any(i in recip for i in g) or all(i in recip for i in g):
+            continue
+        out.difference_update(g)
+        lives = {m.b2a[i] for i in g if i not in recip and m.b2a[i] >= 0}
+        y = lives.pop() if len(lives) == 1 else -1
+        for i in g:
+            where[i] = y
+    return out, where
+
+
+def place_shared(fb, out: list) -> None:
+    """Name where the kept copy of a set of :func:`shared_divisors` lives, for its members
+    that are fused there or merged into it (``out``: the fates, one per before node)."""
+    for i, y in fb.shared_div.items():
+        if y >= 0 and out[i].fate in ("fused", "merged"):
+            fb._set_after(out[i], fb.A.nodes[y])
