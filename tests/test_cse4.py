@@ -82,3 +82,15 @@ def test_a_divisor_shared_through_cse_lives_where_the_remaining_divide_reads_it(
     assert copy.fate == "merged" and copy.into == "div.32" and copy.after == "div.86", \
         (copy.fate, copy.into, copy.after, copy.reason)
     assert "Shardy" not in copy.reason  # the round trip keeps one of identical *constants*
+
+
+def test_twins_the_shardings_cut_apart_are_not_merged(infonce):
+    """scatter-add.10/.11 are identical before optimization, but the Shardy round trip gives
+    them different shardings and spmd-cleanup's CSE (dump 0008) keeps both, one f32[16,2]
+    and one f32[2,16] per device: scatter-add.11 is fused where its own scatter is."""
+    cse = next(INFONCE.glob("*.spmd-cleanup.after_cse.*.txt")).read_text()
+    assert re.search(r"= f32\[16,2\]\{1,0\} scatter\(", cse)
+    assert re.search(r"= f32\[2,16\]\{1,0\} scatter\(", cse)
+    a, b = (infonce.fate_of("main.18", n) for n in ("scatter-add.10", "scatter-add.11"))
+    assert b.fate == "fused" and b.into is None, (b.fate, b.into, b.reason)
+    assert a.fate == "fused" and a.fusion != b.fusion

@@ -477,7 +477,7 @@ class FateBuilder:
             f.reason = ("read only by values constant folding evaluated at compile time"
                         + (f" (into {f.after})" if f.after else "") + "; it went with them")
             return f
-        s = self.survivor.get(b.idx)
+        s = spmd_cse.kept_copy(self, b)  # cse4: twins the shardings cut apart
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
