@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
-from . import inplace  # cpu2: changed in place, then fused
+from . import cse_first, inplace  # cpu2: changed in place, then fused; shard4: CSE first
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
@@ -42,6 +42,7 @@ class FateBuilder:
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
         if gone:
             self.survivor = cse_survivors(m, gone | self.recip, self.order)
+        self.survivor = cse_first.sharded_apart(m, self.survivor)  # shard4
         self.borrowed = self._borrowed()
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
@@ -745,12 +746,13 @@ class FateBuilder:
         B, A, m = self.B, self.A, self.m
         nodes = B.nodes
         out: set[int] = set()
+        merged_users = cse_first.group_users(m)  # shard4: CSE met the divisor first
         for b in nodes:
             if b.alias >= 0 or not b.users or b.opcode not in RECIPROCAL_OF:
                 continue
             all_mul = True
             ok = True
-            for u in b.users:
+            for u in merged_users.get(b.idx, b.users):
                 un = nodes[u]
                 y = m.b2a[u]
                 if un.opcode != "divide" or len(un.operands) != 2 or \

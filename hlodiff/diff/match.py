@@ -425,10 +425,11 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
     return c
 
 
-def _duplicates(m: Matching) -> int:
+def _duplicates(m: Matching, merged=frozenset()) -> int:
     """A before node whose metadata key is unique on its side but shared by several open
     after nodes inside fusions: fusion duplicated it into several consumers. Pair it with
-    the best-scoring copy (any copy tells the same story)."""
+    the best-scoring copy (any copy tells the same story). ``merged``: copies CSE merged
+    before any simplification (cse_first.py), left open."""
     Bn, An = m.before.nodes, m.after.nodes
     bb: dict = defaultdict(list)
     fps: dict = defaultdict(set)  # every before node's subgraph under the key, paired or not
@@ -436,7 +437,7 @@ def _duplicates(m: Matching) -> int:
         k = _meta_key(n)
         if k is not None:
             fps[k].add(n.fp)
-            if m.b2a[n.idx] < 0:
+            if m.b2a[n.idx] < 0 and n.idx not in merged:
                 bb[k].append(n.idx)
     ab: dict = defaultdict(list)
     for n in _live(An):
@@ -543,7 +544,13 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         n += _propagate(m)
         if not n:
             break
-    if _duplicates(m):
+    merged: dict[int, int] = {}
+    if sharded:  # shard4: copies CSE merged before simplification (cse_first.py)
+        from .cse_first import merged_copies, swap_to_survivors
+        merged = merged_copies(m)
+        if swap_to_survivors(m, merged, _score):
+            _propagate(m)
+    if _duplicates(m, merged):
         _propagate(m)
     if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
         _propagate(m)

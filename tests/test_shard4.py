@@ -1,0 +1,89 @@
+"""Identical copies in partitioned CPU modules, which meet CSE before any simplification
+(issue 9, sharded named targets; shard4 helper, hlodiff/diff/cse_first.py).
+
+XLA's CPU pipeline partitions first; spmd-cleanup's CSE then merges identical instructions
+(the softmax or L2-norm divisor ``broadcast(sum)`` of the forward pass and its copy in the
+backward pass) before algsimp turns the forward ``x / broadcast(s)`` into
+``x * broadcast(1/s)``. The survivor (first in the text) lives on for the backward divide;
+the forward's reciprocal broadcast is new. Identical copies that the partitioner sharded
+differently are never merged. Fixtures: the zoo's transformer_layer and the unseen set's
+clip_contrastive on 8 host CPU devices (fixtures/sharded_passes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hlodiff.diff import diff_files
+from hlodiff.dumps.loader import load
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "sharded_passes"
+
+
+def _load(name: str):
+    b = next((D / name).glob("*.before_optimizations.txt"))
+    a = next((D / name).glob("*after_optimizations.txt"))
+    after = load(a)
+    insts = {i.name: (c, i) for c in after.computations for i in c.instructions}
+    return diff_files(b, a), insts
+
+
+@pytest.fixture(scope="module")
+def layer():
+    return _load("transformer_layer")
+
+
+@pytest.fixture(scope="module")
+def clip():
+    return _load("clip_contrastive")
+
+
+def _fusion_of(insts, comp_name: str) -> str:
+    return next(n for n, (_c, i) in insts.items() if i.opcode == "fusion" and
+                i.calls and i.calls[0] == comp_name)
+
+
+def test_divisor_survivor_lives_on_for_the_backward_divide(layer):
+    res, insts = layer
+    # after: div.60 = broadcast(...) read by the backward divide div.59 (the fused root),
+    # and the forward's reciprocal broadcast.103 read by a multiply
+    comp, div60 = insts["div.60"]
+    assert div60.opcode == "broadcast" and insts["div.59"][1].opcode == "divide"
+    assert insts["div.59"][1].operands[1] == "div.60"
+    assert _fusion_of(insts, comp.name) == "broadcast_divide_fusion"
+    assert insts["multiply.52"][1].operands[1] == "broadcast.103"
+    f = res.fate_of("main.18", "div.24")
+    assert (f.fate, f.fusion) == ("fused", "broadcast_divide_fusion"), (f.fate, f.fusion, f.reason)
+    c = res.fate_of("main.18", "div.35")  # the backward copy, merged into div.24
+    assert (c.fate, c.into, c.fusion) == ("merged", "div.24", "broadcast_divide_fusion"), \
+        (c.fate, c.into, c.fusion)
+
+
+@pytest.mark.parametrize("name,kernel", [("sub.30", "multiply_bitcast_fusion.4"),
+                                         ("sub.34", "add_rsqrt_fusion")])
+def test_copies_sharded_apart_both_live_on(layer, name, kernel):
+    """LayerNorm's ``x - mean`` twice: dump 0004 shards one 8 ways and replicates the
+    other, so no CSE merges them; each lives on in its own kernel."""
+    res, insts = layer
+    # per-device f32[2,16,4] in one kernel, the replicated f32[2,16,32] in the other
+    assert insts["sub.100"][1].shape.dims_text != insts["sub.102"][1].shape.dims_text
+    f = res.fate_of("main.18", name)
+    assert (f.fate, f.fusion) == ("fused", kernel), (f.fate, f.fusion, f.reason)
+
+
+@pytest.mark.parametrize("name,copy,kernel", [("div.27", "div.44", "add_add_fusion.1"),
+                                              ("div.32", "div.40", "add_add_fusion")])
+def test_paired_survivor_moves_to_its_own_instruction(clip, name, copy, kernel):
+    """The metadata step paired the survivor with the forward's reciprocal broadcast (same
+    op_name and line); the structure paired its backward copy with the survivor's own
+    instruction, which carries the survivor's op_name, not the copy's."""
+    res, insts = clip
+    own = {"div.27": "div.90", "div.32": "div.86"}[name]  # a broadcast with name's op_name
+    comp, a = insts[own]
+    assert a.opcode == "broadcast" and a.metadata.op_name.endswith("/jvp()/div")
+    assert _fusion_of(insts, comp.name) == kernel
+    f = res.fate_of("main.18", name)
+    assert (f.fate, f.fusion) == ("fused", kernel), (f.fate, f.fusion, f.reason)
+    c = res.fate_of("main.18", copy)
+    assert (c.fate, c.into, c.fusion) == ("merged", name, kernel), (c.fate, c.into, c.fusion)
