@@ -87,3 +87,21 @@ def test_paired_survivor_moves_to_its_own_instruction(clip, name, copy, kernel):
     assert (f.fate, f.fusion) == ("fused", kernel), (f.fate, f.fusion, f.reason)
     c = res.fate_of("main.18", copy)
     assert (c.fate, c.into, c.fusion) == ("merged", name, kernel), (c.fate, c.into, c.fusion)
+
+
+@pytest.mark.parametrize("name", ["broadcast_in_dim.26", "sub.35"])
+def test_run_time_value_is_not_named_in_a_constant(layer, name):
+    """Softmax's ``reshape(max)`` (and the no-op broadcast of it) share op_name and line
+    with ``broadcast.79 = broadcast(constant 1)`` in multiply_divide_fusion; a value
+    computed from the parameters is never rewritten into a compile-time constant. algsimp
+    turns the reshape into ``reshape.156`` of the max reduce (dump 0015), which lives on in
+    select_reduce_fusion (and its bitcast in subtract_exponential_fusion)."""
+    res, insts = layer
+    comp, b79 = insts["broadcast.79"]
+    assert insts[b79.operands[0]][1].opcode == "constant"
+    assert _fusion_of(insts, comp.name) == "multiply_divide_fusion"
+    assert insts["reduce.20"][1].opcode == "reduce"
+    f = res.fate_of("main.18", name)
+    assert f.fate == "rewritten" and f.fusion in ("select_reduce_fusion",
+                                                  "subtract_exponential_fusion"), \
+        (f.fate, f.after, f.fusion)

@@ -439,6 +439,9 @@ class FateBuilder:
                 rs = reshard.reduced_output(A, A.nodes[y], B.nodes[r].op_name) \
                     if self.nparts > 1 else None  # shard2: the collective's summed value
                 self._set_after(f, rs or A.nodes[y])
+            elif r != b.idx and (sf := self._survivor_fate(B.nodes[r])).after and \
+                    sf.fate != "folded":  # shard4: the value its operand's fate names
+                f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
             return f
         if b.idx in self.recip:
             f.fate = "rewritten"

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
-from . import gpunames
+from . import constvals, gpunames
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .regroup_pairs import repair as repair_regrouped
@@ -383,6 +383,9 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         # a loop or conditional lives on as one (or is gone), and nothing else becomes one
         cands = [y for y in cands if An[y].opcode == b.opcode or (
             b.opcode not in _LOOPS and An[y].opcode not in _LOOPS)]
+    cvb, cva = constvals.for_matching(m)
+    if not cvb[b.idx]:  # shard4: a run-time value never becomes a compile-time constant
+        cands = [y for y in cands if not cva[y]]
     if same_op:
         if b.opcode not in _SHAPE_OPS:
             return []
