@@ -105,3 +105,28 @@ def test_run_time_value_is_not_named_in_a_constant(layer, name):
     assert f.fate == "rewritten" and f.fusion in ("select_reduce_fusion",
                                                   "subtract_exponential_fusion"), \
         (f.fate, f.after, f.fusion)
+
+
+@pytest.fixture(scope="module")
+def adam():
+    return _load("mlp_gelu_adam")
+
+
+@pytest.mark.parametrize("name", ["dot_general.9", "transpose.3"])
+def test_flipped_dot_found_through_the_all_to_all(adam, name):
+    """algsimp rebuilds the weight gradient ``transpose(dot(g, x))`` as ``dot.5 =
+    dot(x', g')`` carrying the transpose's op_name; on 8 devices dot.5 reads ``g`` through
+    the partitioner's all-to-all (eight pieces, concatenated and transposed in
+    copy_bitcast_fusion, whose transpose carries the *dot's* op_name) and ``x`` through an
+    all-gather. The before dot is not "a dot that became a transpose"."""
+    res, insts = adam
+    d5 = insts["dot.5"][1]
+    assert d5.opcode == "dot" and d5.metadata.op_name.endswith("/transpose")
+    comp, cbf = insts[d5.operands[0]]
+    assert cbf.opcode == "fusion"
+    ops = [insts[o][1] for o in cbf.operands]
+    assert len(ops) == 8 and all(o.opcode == "get-tuple-element" for o in ops)
+    assert {o.operands[0] for o in ops} == {"all-to-all.9"}
+    assert insts[d5.operands[1]][1].opcode in ("all-gather", "fusion")
+    f = res.fate_of("main.2", name)
+    assert (f.fate, f.after) == ("rewritten", "dot.5"), (f.fate, f.after, f.reason)

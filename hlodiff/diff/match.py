@@ -378,7 +378,10 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         cands = [y for y in cands if y not in coll or (
             b.opcode in _COLLECTIVES and An[y].opcode in _COLLECTIVES)]
     if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
-        cands = [y for y in cands if An[y].opcode not in _RESHARDING]
+        # (shard4: nor the transpose of an all-to-all's pieces the partitioner concatenated)
+        cands = [y for y in cands if An[y].opcode not in _RESHARDING and not (
+            An[y].opcode == "transpose" and An[y].operands and
+            An[An[y].operands[0]].opcode in _RESHARDING | _COLLECTIVES)]
     if b.opcode in _LOOPS or any(An[y].opcode in _LOOPS for y in cands):
         # a loop or conditional lives on as one (or is gone), and nothing else becomes one
         cands = [y for y in cands if An[y].opcode == b.opcode or (
