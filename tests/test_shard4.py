@@ -130,3 +130,32 @@ def test_flipped_dot_found_through_the_all_to_all(adam, name):
     assert insts[d5.operands[1]][1].opcode in ("all-gather", "fusion")
     f = res.fate_of("main.2", name)
     assert (f.fate, f.after) == ("rewritten", "dot.5"), (f.fate, f.after, f.reason)
+
+
+def test_oracle_follows_an_element_read_back_out_of_a_tuple_taken_apart():
+    """gru_scan cpu8, dumps 0019 -> 0020 (algsimp): the forward loop's result element
+    ``get-tuple-element.481`` sits at index 8 of ``tuple.21``, read back by
+    ``get-tuple-element.929 = get-tuple-element(tuple.21), index=8``; algsimp forwards
+    that read-back to the loop in place (``get-tuple-element(while.50), index=2``, same
+    name) and both tuple.21 and get-tuple-element.481 go. The value is in
+    get-tuple-element.929, not in while.50 (what took tuple.21's place in its users)."""
+    from hlodiff.dumps.passes import trace
+    from hlodiff.dumps.passfiles import parse_pass_filename
+
+    d = D.parent / "loops3" / "gru_scan_cpu8_algsimp"
+    f19, f20 = sorted(d.glob("*.txt"))
+    assert "after_algsimp" in f20.name
+    prev, cur = load(f19), load(f20)
+    ptop = {i.name: i for c in prev.computations for i in c.instructions}
+    ctop = {i.name: i for c in cur.computations for i in c.instructions}
+    t21 = ptop["tuple.21"]
+    assert t21.operands[8] == "get-tuple-element.481"
+    g = ptop["get-tuple-element.929"]
+    assert (g.operands[0], g.index) == ("tuple.21", 8)
+    assert "tuple.21" not in ctop and "get-tuple-element.481" not in ctop
+    g2 = ctop["get-tuple-element.929"]
+    assert ctop[g2.operands[0]].opcode == "while" and g2.index == 2
+    tr = trace([parse_pass_filename(f20)], before=prev)
+    f = tr.info("get-tuple-element.481")
+    assert f.fate == "rewritten", f
+    assert tr.destinations("get-tuple-element.481") == ["get-tuple-element.929"]

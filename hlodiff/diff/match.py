@@ -386,9 +386,10 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         # a loop or conditional lives on as one (or is gone), and nothing else becomes one
         cands = [y for y in cands if An[y].opcode == b.opcode or (
             b.opcode not in _LOOPS and An[y].opcode not in _LOOPS)]
-    cvb, cva = constvals.for_matching(m)
-    if not cvb[b.idx]:  # shard4: a run-time value never becomes a compile-time constant
-        cands = [y for y in cands if not cva[y]]
+    if sharded:  # shard4: a run-time value never becomes a compile-time constant
+        cvb, cva = constvals.for_matching(m)  # (unpartitioned: look-alike constants
+        if not cvb[b.idx]:                     # rely on such pairs; lookalikes.py)
+            cands = [y for y in cands if not cva[y]]
     if same_op:
         if b.opcode not in _SHAPE_OPS:
             return []

@@ -56,3 +56,27 @@ def rebuilt_element(ptop: dict, name: str, removed: set[str],
     if loop is None or loop.opcode != "while" or loop.name not in removed:
         return None
     return index.get(_key(g, loop))
+
+
+def element_read_back(prev, cur_top: dict, p2c: dict[str, str], name: str) -> str | None:
+    """The surviving get-tuple-element that reads removed ``name`` back out of a tuple the
+    same pass took apart (shard4). The while-loop simplifier packs a rebuilt loop's results
+    into a tuple and reads them back; algsimp then forwards each read-back element to the
+    loop in place, under the read-back's own name. gru_scan cpu8, dump 0019 -> 0020
+    (algsimp): ``%tuple.21 = tuple(..., %get-tuple-element.481, ...)`` (index 8),
+    ``%get-tuple-element.929 = get-tuple-element(%tuple.21), index=8`` becomes
+    ``%get-tuple-element.929 = get-tuple-element(%while.50), index=2``; tuple.21 and
+    get-tuple-element.481 are gone. The value of get-tuple-element.481 is in
+    get-tuple-element.929 (not in while.50, what took tuple.21's place)."""
+    found = None
+    for user, k in prev.users.get(name, ()):
+        t = prev.top.get(user)
+        if t is None or t.opcode != "tuple" or user in p2c:
+            return None
+        for g, _ in prev.users.get(user, ()):
+            gi = prev.top.get(g)
+            if gi is not None and gi.opcode == "get-tuple-element" and gi.index == k:
+                c = p2c.get(g)
+                if c is not None and c in cur_top and found in (None, c):
+                    found = c
+    return found

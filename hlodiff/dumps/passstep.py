@@ -16,7 +16,7 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
-from .loopstate import rebuilt_element, rebuilt_elements
+from .loopstate import element_read_back, rebuilt_element, rebuilt_elements
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -433,6 +433,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 rem.into = survivors.get((i.computation,) + _key(i))
             continue
         users = prev.users.get(rem.name, ())
+        back = element_read_back(prev, ctop, p2c, rem.name) if users else None
+        if back is not None:  # shard4: read back out of a tuple taken apart
+            rem.into = back
+            continue
         outs = {by_name[u].into for u, _ in users if u in by_name}
         if users and all(u in by_name for u, _ in users) and len(outs) == 1:
             rem.into = outs.pop()
