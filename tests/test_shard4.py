@@ -159,3 +159,22 @@ def test_oracle_follows_an_element_read_back_out_of_a_tuple_taken_apart():
     f = tr.info("get-tuple-element.481")
     assert f.fate == "rewritten", f
     assert tr.destinations("get-tuple-element.481") == ["get-tuple-element.929"]
+
+
+@pytest.mark.parametrize("name,conv,wrapper", [
+    ("conv_general_dilated.13", "convolution.11", "transpose_copy_fusion.2"),
+    ("conv_general_dilated.11", "convolution.12", "transpose_copy_fusion")])
+def test_canonicalized_convolution_of_the_same_rank_is_found(name, conv, wrapper):
+    """Convolution canonicalization rebuilds a weight gradient (dim_labels
+    f01b_i01o->01bf, f32[3,3,8,8]) as ``convolution.11`` (b01f_01io->b01f, f32[8,3,3,8], no
+    metadata) under a transpose carrying the old op_name, fused into
+    transpose_copy_fusion.2. Per-device shapes make the matcher compare ranks only; the
+    rebuilt convolution is still told from its wrapper by its full shape."""
+    res, insts = _load("unet_updown")
+    c = insts[conv][1]
+    assert c.opcode == "convolution" and c.metadata is None
+    w = insts[wrapper][1]
+    assert w.operands == [conv] and w.metadata.op_name.endswith("/conv_general_dilated")
+    assert len(c.shape.dims) == len(w.shape.dims) and c.shape.dims != w.shape.dims
+    f = res.fate_of("main.10", name)
+    assert (f.fate, f.after) == ("rewritten", conv), (f.fate, f.after, f.fusion)
