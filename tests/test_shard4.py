@@ -178,3 +178,15 @@ def test_canonicalized_convolution_of_the_same_rank_is_found(name, conv, wrapper
     assert len(c.shape.dims) == len(w.shape.dims) and c.shape.dims != w.shape.dims
     f = res.fate_of("main.10", name)
     assert (f.fate, f.after) == ("rewritten", conv), (f.fate, f.after, f.fusion)
+
+
+def test_twin_dots_told_apart_by_per_device_shape():
+    """moe_top1 on 8 devices: two weight-gradient dots share op_name and line. The
+    partitioner splits one's batch (f32[12,32] per device: no cut of the global f32[16,32]
+    gives 12 rows, it is the other dot's squeezed f32[8,12,32]); the matcher compares only
+    ranks in partitioned modules and used to take that one for dot_general.16."""
+    res, insts = _load("moe_top1")
+    assert insts["ynn_fusion.1"][1].shape.dims == (12, 32)
+    assert insts["ynn_fusion.2"][1].shape.dims == (16, 32)
+    f = res.fate_of("main.9", "dot_general.16")
+    assert (f.fate, f.fusion) == ("rewritten", "ynn_fusion.2"), (f.fate, f.after, f.fusion)

@@ -26,6 +26,7 @@ from .canonical import pair_wrapped
 from . import constvals, gpunames
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
+from .partition import may_be_piece
 from .regroup_pairs import repair as repair_regrouped
 from .view import Node, View
 
@@ -172,6 +173,8 @@ def _compatible(b: Node, a: Node) -> bool:
         return False
     if b.opcode == "constant" and b.inst.literal != a.inst.literal:
         return False
+    if b.mdims != b.dims and not may_be_piece(b.inst.shape, a.inst.shape):
+        return False  # shard4: partitioned (rank-only mdims): a's dims are no piece of b's
     return True
 
 
@@ -329,6 +332,8 @@ def _similarity(m: Matching) -> int:
             seen += 1
             if seen > _SCAN_CAP:
                 break
+            if b.mdims != b.dims and not may_be_piece(b.inst.shape, An[y].inst.shape):
+                continue  # shard4: not a per-device piece of b's shape
             s = _score(m, b, An[y])
             if s > best_s:
                 best, best_s, ties = y, s, [y]
@@ -464,6 +469,10 @@ def _duplicates(m: Matching, merged=frozenset()) -> int:
             continue
         # several identical copies before (CSE keeps the first): pair the first
         b = Bn[bl[0]]
+        if b.mdims != b.dims:  # shard4: only per-device pieces of b's shape
+            al = [y for y in al if may_be_piece(b.inst.shape, An[y].inst.shape)]
+            if not al:
+                continue
         best = max(al[:_SCAN_CAP], key=lambda y: _score(m, b, An[y]))
         c += m.pair(b.idx, best, "duplicate")
     return c

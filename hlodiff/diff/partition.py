@@ -220,3 +220,22 @@ def collective_reason(inst: Instruction) -> str | None:
     origin = "the program's own collective" if inst.op_name and "shard_map" in inst.op_name \
         else "SPMD partitioning"
     return f"{what}, added by {origin}; see the collectives section"
+
+
+def may_be_piece(glob: Shape | None, local: Shape | None) -> bool:
+    """Whether an array of shape ``local`` (same rank) can be a per-device piece of one of
+    shape ``glob``: every dim equal, or the (padded) ceiling of the global dim cut into
+    some whole number of pieces (shard4). f32[12,16] is no piece of f32[16,16]: no cut of
+    16 gives 12. Ranks that differ, tuples and unknown shapes are not judged (True)."""
+    if glob is None or local is None or glob.is_tuple or local.is_tuple or \
+            len(glob.dims) != len(local.dims):
+        return True
+    for g, l in zip(glob.dims, local.dims):
+        if l == g or g <= 0:
+            continue
+        if l <= 0 or l > g:
+            return False
+        t = -(-g // l)  # the fewest pieces with at most l each; then ceil(g / t) == l?
+        if -(-g // t) != l:
+            return False
+    return True
