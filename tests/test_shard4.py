@@ -190,3 +190,16 @@ def test_twin_dots_told_apart_by_per_device_shape():
     assert insts["ynn_fusion.2"][1].shape.dims == (16, 32)
     f = res.fate_of("main.9", "dot_general.16")
     assert (f.fate, f.fusion) == ("rewritten", "ynn_fusion.2"), (f.fate, f.after, f.fusion)
+
+
+def test_result_element_is_named_in_its_slot_of_the_result_tuple():
+    """remat_nothing on 8 devices: the gradient ``transpose.3`` (element 3 of the entry's
+    result tuple) is gone; its value is element 3 of the after module's result tuple
+    (``wrapped_copy.2``, a copy of ``get-tuple-element.62`` of the all-reduce). The tuple
+    itself was named before, which says nothing."""
+    res, insts = _load("remat_nothing")
+    root = insts["tuple.6"][1]
+    assert root.opcode == "tuple" and root.operands[3] == "wrapped_copy.2"
+    f = res.fate_of("main.2", "transpose.3")
+    assert f.fate == "rewritten" and (f.fusion or f.after) in (
+        "wrapped_copy.2", "get-tuple-element.62", "bitcast.126"), (f.fate, f.after, f.fusion)

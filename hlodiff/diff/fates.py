@@ -358,7 +358,7 @@ class FateBuilder:
                 rn = A.nodes[r]
                 if rn.opcode in ("bitcast", "copy", "transpose") and m.a2b[r] < 0:
                     return rn
-            return A.nodes[y]
+            return forwarding.tuple_slot(self.B, A, b, u, y) or A.nodes[y]  # shard4
         for o in b.operands:
             y = m.b2a[o]
             if y >= 0:
