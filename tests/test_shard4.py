@@ -203,3 +203,29 @@ def test_result_element_is_named_in_its_slot_of_the_result_tuple():
     f = res.fate_of("main.2", "transpose.3")
     assert f.fate == "rewritten" and (f.fusion or f.after) in (
         "wrapped_copy.2", "get-tuple-element.62", "bitcast.126"), (f.fate, f.after, f.fusion)
+
+
+def test_rewrite_step_takes_only_per_device_pieces():
+    """remat_nothing on 8 devices: the weight gradient ``dot_general.16`` (f32[8,16])
+    shares op_name and line with ``multiply.13`` = f32[16,16] (another dot that algsimp
+    turned into a multiply of broadcasts) and with ``dot.27`` = f32[8,2] in ynn_fusion.1,
+    its own shard. f32[16,16] is no per-device piece of f32[8,16]: the rewrite step no
+    longer weighs it, and the dot is named in its kernel instead of "uncertain"."""
+    res, insts = _load("remat_nothing")
+    assert insts["multiply.13"][1].shape.dims == (16, 16)
+    assert insts["dot.27"][1].shape.dims == (8, 2)
+    f = res.fate_of("main.2", "dot_general.16")
+    assert (f.fate, f.fusion) == ("fused", "ynn_fusion.1"), (f.fate, f.after, f.fusion)
+
+
+def test_layout_normalized_dims_are_still_a_piece():
+    """Layout normalization gives an array its physical dims: a global f32[32,64]{0,1}
+    lives on per device as f32[64,4] (bf16_loss_scaling cpu8, div.9 -> multiply.24)."""
+    from hlodiff.diff.partition import may_be_piece
+    from hlodiff.hlo.shapes import array_shape as parse_shape
+
+    g = parse_shape("f32[32,64]{0,1}")
+    assert may_be_piece(g, parse_shape("f32[64,4]{1,0}"))
+    assert may_be_piece(g, parse_shape("f32[8,64]{1,0}"))
+    assert not may_be_piece(parse_shape("f32[32,64]{1,0}"), parse_shape("f32[64,4]{1,0}"))
+    assert not may_be_piece(parse_shape("f32[16,16]{1,0}"), parse_shape("f32[12,16]{1,0}"))

@@ -41,3 +41,12 @@ def for_matching(m) -> tuple[bytearray, bytearray]:
     if cv is None:
         cv = m._const_vals = (constant_valued(m.before), constant_valued(m.after))
     return cv
+
+
+def gpu_after(m) -> bool:
+    """Whether a Matching's after module was compiled by XLA's GPU backend (cached)."""
+    g = getattr(m, "_gpu_after", None)
+    if g is None:
+        from ..analysis.backend import compiled_for_gpu
+        g = m._gpu_after = compiled_for_gpu(m.after.module)
+    return g

@@ -395,6 +395,10 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         cvb, cva = constvals.for_matching(m)  # (unpartitioned: look-alike constants
         if not cvb[b.idx]:                     # rely on such pairs; lookalikes.py)
             cands = [y for y in cands if not cva[y]]
+        # nor a same-rank array that is no per-device piece of its shape (CPU: on GPU the
+        # gemm rewriters reshape operands and results; measured worse on the zoo's gpu8)
+        if not constvals.gpu_after(m):
+            cands = [y for y in cands if may_be_piece(b.inst.shape, An[y].inst.shape)]
     if same_op:
         if b.opcode not in _SHAPE_OPS:
             return []

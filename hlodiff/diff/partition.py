@@ -230,7 +230,18 @@ def may_be_piece(glob: Shape | None, local: Shape | None) -> bool:
     if glob is None or local is None or glob.is_tuple or local.is_tuple or \
             len(glob.dims) != len(local.dims):
         return True
-    for g, l in zip(glob.dims, local.dims):
+    if _pieces(glob.dims, local.dims):
+        return True
+    # layout normalization gives an array its physical (major-to-minor) dims: f32[32,64]{0,1}
+    # becomes f32[64,32] (bf16_loss_scaling cpu8: div.9 lives on as multiply.24 f32[64,4])
+    lay = glob.layout
+    if lay is not None and len(lay.minor_to_major) == len(glob.dims):
+        return _pieces(tuple(glob.dims[i] for i in reversed(lay.minor_to_major)), local.dims)
+    return False
+
+
+def _pieces(gdims, ldims) -> bool:
+    for g, l in zip(gdims, ldims):
         if l == g or g <= 0:
             continue
         if l <= 0 or l > g:
