@@ -26,6 +26,7 @@ from .canonical import pair_wrapped
 from . import gpunames
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
+from .loop_pairs import pair_bare_loops
 from .regroup_pairs import repair as repair_regrouped
 from .view import Node, View
 
@@ -532,6 +533,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     _unique_buckets(m, _meta_key, "metadata")
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
+    pair_bare_loops(m)  # loops4: a loop rebuilt without metadata, by its condition
     _bodies(m)
     _propagate(m)
     for _ in range(3):

@@ -1,0 +1,59 @@
+"""Pair a while loop with the loop XLA rebuilt without metadata (loops4, issue 9).
+
+The loop passes rebuild a while loop on a new state tuple (while-loop-invariant-code-motion
+widens it, the while-loop simplifier drops dead elements) and clone its body and condition.
+XLA of JAX 0.4.30 gives the new ``while`` no metadata at all when the simplifier rebuilds
+it; the cloned computations keep their instructions' metadata. Fresh ring_buffer_fori,
+JAX 0.4.30, dump 0009 -> 0010 (simplify-while-loops):
+
+    while = (s32[], s32[], f32[4,8], ...) while(tuple.3), condition=wide.region_2.102, ...
+    ->  (the final module)
+    while.4 = (s32[], f32[4,8], f32[], f32[10,8], f32[8,8]) while(tuple.21),
+              condition=wide.region_2.102.clone.clone.clone.clone, body=...
+
+with no ``metadata={...}``, while the condition's root keeps its own
+(``compare.95 ... op_name=".../while/cond/lt" source_line=328``, as the before module's
+``compare.111`` in ``region_2.102``). The metadata matcher cannot pair the loops, so the
+body's rebuild went unnoticed and its instructions were called "unchanged".
+
+A before while still open is paired with the open after while that has no op_name when the
+roots of their conditions agree (opcode, op_name, source) and each side has exactly one
+such loop: the loop condition is the part of a loop the loop passes never rewrite (they
+move code out of the body and change the state tuple, not the exit test).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+
+def _cond_keys(view, m_side) -> dict[tuple, list[int]]:
+    out: dict[tuple, list[int]] = defaultdict(list)
+    for ctl, role, _comp, root, _params in view.bodies:
+        if role != "condition" or m_side[ctl] >= 0:
+            continue
+        w = view.nodes[ctl]
+        if w.opcode != "while":
+            continue
+        r = view.nodes[root]
+        if r.op_name is None:
+            continue
+        out[(r.opcode, r.op_name, r.src)].append(ctl)
+    return out
+
+
+def pair_bare_loops(m) -> int:
+    """Pair open before whiles with open metadata-less after whiles by their conditions'
+    roots; returns the number of pairs made."""
+    B, A = m.before, m.after
+    if not any(A.nodes[c].opcode == "while" and A.nodes[c].op_name is None
+               for c in A.controls):
+        return 0
+    after = _cond_keys(A, m.a2b)
+    made = 0
+    for key, bs in _cond_keys(B, m.b2a).items():
+        as_ = after.get(key)
+        if len(bs) == 1 and as_ is not None and len(as_) == 1 and \
+                A.nodes[as_[0]].op_name is None and m.pair(bs[0], as_[0], "loop condition"):
+            made += 1
+    return made
