@@ -41,3 +41,63 @@ def test_loop_rebuilt_without_metadata_is_paired_by_its_condition():
         rec = result.fate_of(comp, name)
         assert rec.fate == "rewritten" and "while loop rebuilt" in (rec.reason or ""), \
             (name, rec)
+
+
+def test_unused_loop_results_are_removed_not_rewritten():
+    """ring_buffer_fori (jax 0.10.2) reads two of the loop's six results; the other
+    get-tuple-elements (``while.8``, ``while.9``: the counters) are dead code, which DCE
+    deletes. They carry the loop's op_name, as does much of what XLA builds around the
+    loop (the init tuple, a dot): they must not be paired with one of those."""
+    before, after = _pair("cpu_ring_buffer_fori")
+    entry = before.entry_computation
+    users = {o for i in entry.instructions for o in i.operands}
+    result = diff_modules(before, after)
+    for name in ("while.8", "while.9"):
+        assert entry[name].opcode == "get-tuple-element" and name not in users
+        rec = result.fate_of(entry.name, name)
+        assert rec.fate == "removed", (name, rec)
+    for name in ("while.10", "while.11"):  # the results the program returns
+        rec = result.fate_of(entry.name, name)
+        assert rec.fate == "kept", (name, rec)
+
+
+def _step(name: str):
+    """The oracle's view of one pass: the two consecutive snapshots of ``name``."""
+    from hlodiff.dumps.loader import load
+    from hlodiff.dumps.passes import trace
+    from hlodiff.dumps.passfiles import parse_pass_filename
+
+    f0, f1 = sorted((D / name).glob("*.txt"))
+    prev, cur = load(f0), load(f1)
+    ptop = {i.name: i for c in prev.computations for i in c.instructions}
+    ctop = {i.name: i for c in cur.computations for i in c.instructions}
+    return f1, ptop, ctop, trace([parse_pass_filename(f1)], before=prev)
+
+
+def test_oracle_follows_a_loop_wrapped_in_a_call_to_the_loop():
+    """XLA:CPU's small-while-loop-hoisting (ring_buffer_fori, dump 0046 -> 0047) replaces
+    ``%while.4 = while(%tuple.23)`` by ``%call.2 = call(%tuple.23)`` whose computation's root
+    is ``%while.5``, the same loop (same condition and body) on the call's parameter. The
+    loop's value is computed by while.5; the call only hands it on."""
+    f1, ptop, ctop, tr = _step("cpu_ring_buffer_fori_0046")
+    assert "small-while-loop-hoisting" in f1.name
+    old, new = ptop["while.4"], ctop["while.5"]
+    assert "while.4" not in ctop and old.calls == new.calls
+    assert ctop["call.2"].opcode == "call" and ctop["call.2"].operands == old.operands
+    f = tr.info("while.4")
+    assert f.fate == "rewritten" and tr.destinations("while.4") == ["while.5"], f
+
+
+def test_oracle_follows_a_loop_cloned_with_its_enclosing_body():
+    """while-loop-invariant-code-motion rebuilds kalman_filter_scan's scan (dump 0010 ->
+    0011) and clones its body, which holds the LU pivoting loop: ``%while.4 =
+    while(%while.3), condition=%region_4.6, body=%region_1.5`` comes back as ``%while.12 =
+    while(%while.11)`` with the same condition, body and op_name. Its users now read a
+    get-tuple-element of the clone (``%while.13``); the loop is while.12."""
+    f1, ptop, ctop, tr = _step("cpu_kalman_filter_scan_0010")
+    assert "while-loop-invariant-code-motion" in f1.name
+    old, new = ptop["while.4"], ctop["while.12"]
+    assert "while.4" not in ctop and old.calls == new.calls
+    assert old.metadata.op_name == new.metadata.op_name
+    f = tr.info("while.4")
+    assert f.fate == "rewritten" and tr.destinations("while.4") == ["while.12"], f

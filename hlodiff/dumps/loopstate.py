@@ -56,3 +56,48 @@ def rebuilt_element(ptop: dict, name: str, removed: set[str],
     if loop is None or loop.opcode != "while" or loop.name not in removed:
         return None
     return index.get(_key(g, loop))
+
+
+def rebuilt_loops(ptop: dict, ctop: dict, removed: list[str],
+                  added: list[str]) -> dict[str, str]:
+    """Removed while -> the added while that now runs its loop (loops4, issue 9).
+
+    A loop pass that clones a computation clones the loops in it: kalman_filter_scan (jax
+    0.10.2) dump 0010 -> 0011, while-loop-invariant-code-motion rebuilds the scan body that
+    holds the LU pivoting loop, and ``%while.4 = while(%while.3), condition=%region_4.6,
+    body=%region_1.5`` comes back as ``%while.12 = while(%while.11), condition=%region_4.6,
+    body=%region_1.5`` (same op_name). XLA:CPU's small-while-loop-hoisting (dump 0070 ->
+    0071) wraps a loop in a call: ``%while.35 = while(%tuple.53)`` becomes ``%call.9 =
+    call(%tuple.53), to_apply=%while.35_computation`` whose root is ``%while.39 =
+    while(%tuple.57)`` with the same condition and body. The loop's users then read the
+    call or a tuple of the new loop's elements; the value is the new loop's.
+
+    First the unique added while calling the same computations; else, when the pass
+    rebuilt the loop itself (a new body), the unique added while with the loop's op_name
+    while no other removed while has it."""
+    whiles = [n for n in added if ctop[n].opcode == "while"]
+    if not whiles:
+        return {}
+    gone = [n for n in removed if ptop[n].opcode == "while"]
+    by_calls: dict[tuple, list[str]] = {}
+    by_name: dict[str | None, list[str]] = {}
+    for n in whiles:
+        by_calls.setdefault(ctop[n].calls, []).append(n)
+        by_name.setdefault(_op_name(ctop[n]), []).append(n)
+    old_names: dict[str | None, int] = {}
+    for n in gone:
+        k = _op_name(ptop[n])
+        old_names[k] = old_names.get(k, 0) + 1
+    out: dict[str, str] = {}
+    for n in gone:
+        w = ptop[n]
+        same = by_calls.get(w.calls, ())
+        if len(same) == 1:
+            out[n] = same[0]
+            continue
+        k = _op_name(w)
+        cands = by_name.get(k, ())
+        if k is not None and len(cands) == 1 and old_names[k] == 1 and \
+                not any(ctop[c].calls == w.calls for c in cands):
+            out[n] = cands[0]
+    return out

@@ -16,7 +16,7 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
-from .loopstate import rebuilt_element, rebuilt_elements
+from .loopstate import rebuilt_element, rebuilt_elements, rebuilt_loops
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -343,6 +343,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
 
     twins: dict[tuple, str] | None = None
     loop_elems: dict[tuple, str | None] | None = None
+    new_loops: dict[str, str] | None = None
     for n in truly_removed:
         i = ptop[n]
         rem = Removal(n, i.computation, i.opcode, kind)
@@ -361,7 +362,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if n in fused_into:
             rem.fate, rem.fusion = "fused", fused_into[n]
         else:
-            rem.into = _replacement(prev, cur, n, p2c)
+            if new_loops is None:  # loops4: a loop a pass cloned or rebuilt
+                new_loops = rebuilt_loops(ptop, ctop, truly_removed, added)
+            rem.into = new_loops.get(n) or _replacement(prev, cur, n, p2c)
             if rem.into is None and i.opcode == "get-tuple-element":  # loops3
                 if loop_elems is None:
                     loop_elems = rebuilt_elements(ptop, ctop, added)
