@@ -101,3 +101,24 @@ def test_oracle_follows_a_loop_cloned_with_its_enclosing_body():
     assert old.metadata.op_name == new.metadata.op_name
     f = tr.info("while.4")
     assert f.fate == "rewritten" and tr.destinations("while.4") == ["while.12"], f
+
+
+def test_oracle_follows_a_forwarded_loop_result_to_the_loops_element():
+    """gru_scan cpu8, dump 0019 -> 0020 (algsimp): the narrowed forward loop's results are
+    read through ``%tuple.29``, a tuple of its elements (``%get-tuple-element.702 =
+    get-tuple-element(%while.50), index=2``). algsimp forwards ``%get-tuple-element.481 =
+    get-tuple-element(%tuple.29), index=2`` and rebuilds the next loop's init tuple on a
+    new ``%get-tuple-element.929 = get-tuple-element(%while.50), index=2``. The value is
+    that element, not the loop (which the users' replacement gave)."""
+    f1, ptop, ctop, tr = _step("cpu8_gru_scan_0019")
+    assert "algsimp" in f1.name
+    t = ptop[ptop["get-tuple-element.481"].operands[0]]
+    assert t.opcode == "tuple" and t.operands[2] == "get-tuple-element.702"
+    assert ptop["get-tuple-element.702"].operands == ["while.50"]
+    new = ctop["get-tuple-element.929"]
+    assert new.operands == ["while.50"] and new.index == 2
+    for name in ("get-tuple-element.481", "get-tuple-element.702"):
+        assert name not in ctop
+        f = tr.info(name)
+        assert f.fate == "rewritten" and tr.destinations(name) == ["get-tuple-element.929"], \
+            (name, f, tr.destinations(name))

@@ -101,3 +101,42 @@ def rebuilt_loops(ptop: dict, ctop: dict, removed: list[str],
                 not any(ctop[c].calls == w.calls for c in cands):
             out[n] = cands[0]
     return out
+
+
+def loop_element(ptop: dict, ctop: dict, name: str, new_loops: dict[str, str],
+                 cache: dict) -> str | None:
+    """The element of a loop that holds removed get-tuple-element ``name``'s value, when a
+    pass forwarded it to a get-tuple-element of the loop (loops4, issue 9).
+
+    After the while-loop simplifier narrows a loop, the old results are read through a
+    tuple of the new loop's elements; algsimp then forwards them. gru_scan cpu8, dump
+    0019 -> 0020: ``%get-tuple-element.481 = get-tuple-element(%tuple.29), index=2`` with
+    ``%tuple.29 = tuple(%get-tuple-element.700, %get-tuple-element.701,
+    %get-tuple-element.702, ...)`` and ``%get-tuple-element.702 =
+    get-tuple-element(%while.50), index=2``; after the pass the next loop's init tuple reads
+    ``%get-tuple-element.929 = get-tuple-element(%while.50), index=2`` (same op_name), and
+    .481, .702 and tuple.29 are gone. Their users being rebuilt too, the value was followed
+    into the loop itself. Followed through tuples to (loop, index), the value is the one
+    get-tuple-element of that index of the loop (or of the loop that replaced it)."""
+    g = ptop.get(name)
+    if g is None or g.opcode != "get-tuple-element" or not g.operands:
+        return None
+    src, k, hops = ptop.get(g.operands[0]), g.index, 0
+    while src is not None and src.opcode == "tuple" and k is not None and hops < 4:
+        e = ptop.get(src.operands[k]) if k < len(src.operands) else None
+        if e is None or e.opcode != "get-tuple-element" or not e.operands:
+            return None
+        src, k, hops = ptop.get(e.operands[0]), e.index, hops + 1
+    if src is None or src.opcode != "while" or k is None:
+        return None
+    c = ctop.get(src.name)
+    loop = src.name if c is not None and c.opcode == "while" else new_loops.get(src.name)
+    if loop is None:
+        return None
+    if not cache:
+        for x in ctop.values():
+            if x.opcode == "get-tuple-element" and x.operands:
+                cache.setdefault((x.operands[0], x.index), []).append(x.name)
+        cache[None] = []  # built
+    found = cache.get((loop, k), ())
+    return found[0] if len(found) == 1 and ctop[found[0]].shape.text == g.shape.text else None

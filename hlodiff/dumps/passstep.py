@@ -16,7 +16,7 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
-from .loopstate import rebuilt_element, rebuilt_elements, rebuilt_loops
+from .loopstate import loop_element, rebuilt_element, rebuilt_elements, rebuilt_loops
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -344,6 +344,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     twins: dict[tuple, str] | None = None
     loop_elems: dict[tuple, str | None] | None = None
     new_loops: dict[str, str] | None = None
+    elem_cache: dict = {}
     for n in truly_removed:
         i = ptop[n]
         rem = Removal(n, i.computation, i.opcode, kind)
@@ -368,7 +369,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             if rem.into is None and i.opcode == "get-tuple-element":  # loops3
                 if loop_elems is None:
                     loop_elems = rebuilt_elements(ptop, ctop, added)
-                rem.into = rebuilt_element(ptop, n, removed_set, loop_elems)
+                rem.into = rebuilt_element(ptop, n, removed_set, loop_elems) or \
+                    loop_element(ptop, ctop, n, new_loops, elem_cache)  # loops4
             users = prev.users.get(n)
             is_root = prev.roots.get(i.computation) == n
             if kind == "fused" or (kind == "inlined" and i.computation not in cur.roots):
