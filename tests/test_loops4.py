@@ -122,3 +122,27 @@ def test_oracle_follows_a_forwarded_loop_result_to_the_loops_element():
         f = tr.info(name)
         assert f.fate == "rewritten" and tr.destinations(name) == ["get-tuple-element.929"], \
             (name, f, tr.destinations(name))
+
+
+def test_oracle_follows_a_cloned_bodys_constants_into_the_clone():
+    """kalman_filter_scan (JAX 0.4.30), dump 0010 -> 0011: while-loop-invariant-code-motion
+    rebuilds the scan body ``region_0.218`` as ``wide.region_0.218`` with the same four
+    ``s32[] constant(0)``, while the inner loops' bodies (``while_body.2``, ``.3``) lose
+    eight identical constants in the same pass. Each constant of the clone is a renamed
+    copy of one of region_0.218's, not of another body's: region_0.218's constants live
+    on in the clone."""
+    from hlodiff.dumps.loopstate import lineage
+
+    f1, ptop, ctop, tr = _step("old_kalman_filter_scan_0010")
+    assert "while-loop-invariant-code-motion" in f1.name
+    assert lineage("wide.region_0.218") == lineage("region_0.218.clone.clone") == "region_0.218"
+    zeros = [n for n, i in ptop.items() if i.opcode == "constant" and i.literal == "0"
+             and i.shape.text == "s32[]" and i.computation == "region_0.218"]
+    new = [n for n, i in ctop.items() if i.opcode == "constant" and i.literal == "0"
+           and i.shape.text == "s32[]" and i.computation == "wide.region_0.218"]
+    assert len(zeros) == len(new) == 4 and "constant.235" in zeros
+    assert not any(n in ctop for n in zeros)
+    step = tr.passes[0]
+    assert sorted(step.renamed[n] for n in zeros) == sorted(new)
+    for n in zeros:
+        assert tr.info(n).fate == "kept", (n, tr.info(n))

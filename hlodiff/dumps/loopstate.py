@@ -17,6 +17,8 @@ counts (two loops with one op_name rebuilt in one pass stay undecided).
 
 from __future__ import annotations
 
+import re
+
 from ..hlo.model import Instruction
 
 
@@ -140,3 +142,29 @@ def loop_element(ptop: dict, ctop: dict, name: str, new_loops: dict[str, str],
         cache[None] = []  # built
     found = cache.get((loop, k), ())
     return found[0] if len(found) == 1 and ctop[found[0]].shape.text == g.shape.text else None
+
+
+_CLONE_PREFIX = re.compile(r"^(?:wide\.)+")
+_CLONE_SUFFIX = re.compile(r"(?:\.clone(?:\.\d+)?|\.sunk)+$")
+
+
+def lineage(computation: str) -> str:
+    """The computation a loop pass's clone was made from: while-loop-invariant-code-motion
+    widens a body into ``wide.<body>``, the while-loop simplifier and constant sinking clone
+    it as ``<body>.clone`` / ``<body>.sunk``; all name the original."""
+    return _CLONE_SUFFIX.sub("", _CLONE_PREFIX.sub("", computation))
+
+
+def own_candidates(a: Instruction, lst: list[Instruction]) -> list[int]:
+    """Indices of the identical removed candidates that ``a``'s computation was cloned from
+    (or that live in it) (loops4, issue 9).
+
+    A clone copies every instruction of its computation: kalman_filter_scan (JAX 0.4.30),
+    dump 0010 -> 0011, while-loop-invariant-code-motion rebuilds ``region_0.218`` as
+    ``wide.region_0.218`` with the same four ``s32[] constant(0)``, while the inner loops'
+    bodies lose eight such constants. Taken in text order, the clone's constants were
+    paired with the other bodies' and the originals (``constant.235``) were left without a
+    successor. Empty when none is, or when all are (nothing to prefer)."""
+    own = lineage(a.computation)
+    out = [j for j, r in enumerate(lst) if lineage(r.computation) == own]
+    return out if len(out) < len(lst) else []

@@ -16,7 +16,8 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
-from .loopstate import loop_element, rebuilt_element, rebuilt_elements, rebuilt_loops
+from .loopstate import loop_element, own_candidates, rebuilt_element, rebuilt_elements
+from .loopstate import rebuilt_loops
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -532,7 +533,10 @@ def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction]) -> int:
     """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
     with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
     constants of two inlined callees differ only in where they were inlined), else the
-    first."""
+    first. Those in the computation ``a``'s was cloned from come first (loopstate)."""
+    own = own_candidates(a, lst)
+    if own:
+        return own[_best_candidate(prev, a, [lst[j] for j in own])]
     lk = _loose_key(a)
     k = next((j for j, r in enumerate(lst) if _loose_key(r) == lk), -1)
     if k >= 0:
