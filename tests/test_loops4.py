@@ -146,3 +146,26 @@ def test_oracle_follows_a_cloned_bodys_constants_into_the_clone():
     assert sorted(step.renamed[n] for n in zeros) == sorted(new)
     for n in zeros:
         assert tr.info(n).fate == "kept", (n, tr.info(n))
+
+
+def test_oracle_follows_a_rebuilt_loops_init_tuple_to_the_new_init_tuple():
+    """switch_in_scan (jax 0.10.2), dumps 0009 -> 0010 -> 0011: WLICM replaces
+    ``%while.6 = while(%while.5)`` (``%while.5`` is the init tuple) by ``%while =
+    while(%tuple.14)``; then the while-loop simplifier drops an invariant element and
+    replaces the loop by ``%while.1 = while(%tuple.16)``, leaving tuple.14 behind, read only
+    by ``get-tuple-element(%tuple.14), index=5``. The loop's initial state is in the new
+    init tuples, not in the loop (where the users' replacement led)."""
+    from hlodiff.dumps.loader import load
+    from hlodiff.dumps.passes import trace
+    from hlodiff.dumps.passfiles import parse_pass_filename
+
+    f9, f10, f11 = sorted((D / "cpu_switch_in_scan_0009").glob("*.txt"))
+    s10, s11 = load(f10), load(f11)
+    e10, e11 = s10.entry_computation, s11.entry_computation
+    assert e10["while"].operands == ["tuple.14"] and e11["while.1"].operands == ["tuple.16"]
+    assert {i.opcode for i in e11.instructions if "tuple.14" in i.operands} == \
+        {"get-tuple-element"}
+    tr = trace([parse_pass_filename(f) for f in (f10, f11)], before=load(f9))
+    line = tr.chain("while.5")
+    assert [x[2] for x in line[:2]] == ["tuple.14", "tuple.16"], line
+    assert tr.destinations("while.5") == ["tuple.16"], tr.destinations("while.5")

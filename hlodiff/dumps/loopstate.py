@@ -168,3 +168,33 @@ def own_candidates(a: Instruction, lst: list[Instruction]) -> list[int]:
     own = lineage(a.computation)
     out = [j for j, r in enumerate(lst) if lineage(r.computation) == own]
     return out if len(out) < len(lst) else []
+
+
+def init_tuples(ptop: dict, ctop: dict, prev_users: dict, cur_users: dict,
+                new_loops: dict[str, str]) -> dict[str, str]:
+    """Init tuple of a loop a pass rebuilt -> the new loop's init tuple (loops4, issue 9).
+
+    while-loop-invariant-code-motion and the while-loop simplifier replace ``while(T)`` by
+    ``while(T')``, T' holding T's elements (and the hoisted values, or without the dead
+    ones): switch_in_scan (jax 0.10.2) dump 0008 -> 0009 (WLICM), ``%while.5 = tuple(...)``
+    read by ``%while.6 = while(%while.5)`` becomes ``%tuple.N = tuple(...)`` read by the
+    rebuilt loop. The loop's initial state lives in T', not in the loop. T is removed by
+    the pass, or left for a later DCE, read at most by get-tuple-elements of single
+    elements (switch_in_scan dump 0010 -> 0011: the simplifier drops an invariant element
+    and reads it as ``get-tuple-element(%tuple.14), index=5``); it is rewritten here all the
+    same. Only a tuple read by nothing but loops the pass rebuilt counts."""
+    out: dict[str, str] = {}
+    for w, w2 in new_loops.items():
+        old, new = ptop.get(w), ctop.get(w2)
+        if old is None or new is None or not old.operands or not new.operands:
+            continue
+        t, t2 = old.operands[0], new.operands[0]
+        ti = ptop.get(t)
+        if ti is None or ti.opcode != "tuple" or t2 == t or \
+                any(u not in new_loops for u, _ in prev_users.get(t, ())):
+            continue
+        c = ctop.get(t)
+        if c is None or (c.opcode == "tuple" and all(
+                ctop[u].opcode == "get-tuple-element" for u, _ in cur_users.get(t, ()))):
+            out[t] = t2
+    return out

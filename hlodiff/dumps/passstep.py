@@ -17,7 +17,7 @@ from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .loopstate import loop_element, own_candidates, rebuilt_element, rebuilt_elements
-from .loopstate import rebuilt_loops
+from .loopstate import init_tuples, rebuilt_loops
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -345,6 +345,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     twins: dict[tuple, str] | None = None
     loop_elems: dict[tuple, str | None] | None = None
     new_loops: dict[str, str] | None = None
+    inits: dict[str, str] = {}
     elem_cache: dict = {}
     for n in truly_removed:
         i = ptop[n]
@@ -364,9 +365,11 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if n in fused_into:
             rem.fate, rem.fusion = "fused", fused_into[n]
         else:
-            if new_loops is None:  # loops4: a loop a pass cloned or rebuilt
+            if new_loops is None:  # loops4: a loop a pass cloned or rebuilt, its init
                 new_loops = rebuilt_loops(ptop, ctop, truly_removed, added)
-            rem.into = new_loops.get(n) or _replacement(prev, cur, n, p2c)
+                inits = init_tuples(ptop, ctop, prev.users, cur.users, new_loops)
+                step.rebuilt_orphans.update((t, v) for t, v in inits.items() if t in ctop)
+            rem.into = new_loops.get(n) or inits.get(n) or _replacement(prev, cur, n, p2c)
             if rem.into is None and i.opcode == "get-tuple-element":  # loops3
                 if loop_elems is None:
                     loop_elems = rebuilt_elements(ptop, ctop, added)
