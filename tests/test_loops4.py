@@ -169,3 +169,28 @@ def test_oracle_follows_a_rebuilt_loops_init_tuple_to_the_new_init_tuple():
     line = tr.chain("while.5")
     assert [x[2] for x in line[:2]] == ["tuple.14", "tuple.16"], line
     assert tr.destinations("while.5") == ["tuple.16"], tr.destinations("while.5")
+
+
+def test_loop_bodies_the_partitioner_renamed_were_not_rebuilt():
+    """gru_scan on 8 H100s: the SPMD partitioner renames the scan's body ``region_3.11`` to
+    ``region_3.4_spmd`` (the Shardy round trip renumbers it); no loop pass rebuilt the loop
+    (no ``wide.``/``.clone`` name), and the oracle keeps its body's instructions. They are
+    not "rewritten: while loop rebuilt"."""
+    from hlodiff.diff.loop_pairs import renamed_by_loop_pass
+
+    d = D / "gpu8_gru_scan"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    bodies = sorted(c for i in after.instructions() if i.opcode == "while"
+                    for c in i.called["body"])
+    assert "region_3.4_spmd" in bodies
+    assert not renamed_by_loop_pass("region_3.11", "region_3.4_spmd", 8)
+    assert renamed_by_loop_pass("region_3.4_spmd", "wide.region_3.4_spmd.clone", 8)
+    assert renamed_by_loop_pass("region_3.11", "region_3.12", 1)
+    result = diff_modules(before, after)
+    body = [f for f in result.instructions if f.computation == "region_3.11"]
+    assert len(body) > 20
+    rebuilt = [f.before for f in body if "while loop rebuilt" in (f.reason or "")]
+    assert not rebuilt, rebuilt
+    kept = [f for f in body if f.fate == "kept"]
+    assert len(kept) >= 15, len(kept)

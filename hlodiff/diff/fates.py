@@ -8,6 +8,7 @@ from . import cse_walk, folded_target, identities  # old2: CSE's walk, where fol
 from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
+from .loop_pairs import renamed_by_loop_pass  # loops4
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
@@ -37,14 +38,14 @@ class FateBuilder:
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
         self.untraced = self._untraced()
+        # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
+        self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
         if gone:
             self.survivor = cse_survivors(m, gone | self.recip, self.order)
         self.borrowed = self._borrowed()
-        # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
-        self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.cse_first = cse_before_simplification(self.A.module)
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = self._upcast()
@@ -162,7 +163,7 @@ class FateBuilder:
                 if A.nodes[y].opcode != "while":
                     continue
             new = A.nodes[y].inst.called.get(role)
-            if not new or comp in new:
+            if not new or not renamed_by_loop_pass(comp, new[0], self.nparts):  # loops4
                 continue
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":

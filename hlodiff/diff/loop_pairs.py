@@ -57,3 +57,22 @@ def pair_bare_loops(m) -> int:
                 A.nodes[as_[0]].op_name is None and m.pair(bs[0], as_[0], "loop condition"):
             made += 1
     return made
+
+
+_LOOP_PASS_MARKS = ("wide.", ".clone", ".sunk")
+
+
+def renamed_by_loop_pass(old: str, new: str, nparts: int) -> bool:
+    """Whether a loop whose body (or condition) ``old`` is now ``new`` was rebuilt by the
+    loop passes (loops4). In a partitioned module the SPMD partitioner renames every
+    computation it rewrites and the Shardy round trip renumbers them: fresh gru_scan on 8
+    H100s keeps its scan (``body=%region_3.11`` before, ``body=%region_3.4_spmd`` after;
+    the pass dumps show no loop pass rebuilding it), while the loop passes name what they
+    rebuild ``wide.<body>``, ``<body>.clone``, ``<body>.sunk`` (cpu8 gru_scan:
+    ``wide.wide.region_3.4_spmd.clone.sunk.clone.clone``). There only those marks count;
+    unpartitioned, any new name does."""
+    if old == new:
+        return False
+    if nparts <= 1:
+        return True
+    return any(m in new for m in _LOOP_PASS_MARKS)
