@@ -194,3 +194,23 @@ def test_loop_bodies_the_partitioner_renamed_were_not_rebuilt():
     assert not rebuilt, rebuilt
     kept = [f for f in body if f.fate == "kept"]
     assert len(kept) >= 15, len(kept)
+
+
+def test_oracle_pairs_a_clones_identical_constants_by_their_users():
+    """ring_buffer_fori (JAX 0.4.30), dump 0025 -> 0026: the while-loop simplifier clones
+    the body and drops a state element. The old body holds six ``s32[] constant(0)``, the
+    clone five; the one it dropped, ``constant.4.clone.1``, was read only by the root tuple,
+    the other five by compares, dynamic slices and maxima. Each clone constant is a copy of
+    an original read the same way; ``constant.88`` (read by two compares) lives on."""
+    f1, ptop, ctop, tr = _step("old_ring_buffer_fori_0025")
+    assert "simplify-while-loops" in f1.name
+    body = "wide.region_0.87.clone.clone.clone.clone"
+    zeros = [n for n, i in ptop.items() if i.opcode == "constant" and i.literal == "0"
+             and i.shape.text == "s32[]" and i.computation == body]
+    assert len(zeros) == 6 and "constant.4.clone.1" in zeros and "constant.88" in zeros
+    assert {u.opcode for u in ptop.values() if "constant.4.clone.1" in u.operands} == {"tuple"}
+    step = tr.passes[0]
+    assert "constant.4.clone.1" not in step.renamed
+    for n in zeros:
+        if n != "constant.4.clone.1":
+            assert n in step.renamed and tr.info(n).fate == "kept", (n, tr.info(n))

@@ -198,3 +198,22 @@ def init_tuples(ptop: dict, ctop: dict, prev_users: dict, cur_users: dict,
                 ctop[u].opcode == "get-tuple-element" for u, _ in cur_users.get(t, ()))):
             out[t] = t2
     return out
+
+
+def _user_sig(users: list, top: dict) -> tuple:
+    return tuple(sorted((top[u].opcode, k) for u, k in users if u in top))
+
+
+def same_users(prev_users: dict, ptop: dict, cur_users: dict, ctop: dict,
+               a: Instruction, lst: list[Instruction]) -> list[int]:
+    """Indices of identical operand-less candidates (constants) read the way ``a`` is read:
+    the same opcodes at the same operand positions (loops4, issue 9). A loop pass's clone
+    drops the state elements it removes: ring_buffer_fori (JAX 0.4.30) dump 0025 -> 0026,
+    the simplifier clones the body, which holds six ``s32[] constant(0)``; the clone holds
+    five, the one it dropped (``constant.4.clone.1``) being read only by the root tuple,
+    the others by compares and dynamic slices. Empty when it tells nothing apart."""
+    if a.operands:
+        return []
+    want = _user_sig(cur_users.get(a.name, ()), ctop)
+    out = [j for j, r in enumerate(lst) if _user_sig(prev_users.get(r.name, ()), ptop) == want]
+    return out if 0 < len(out) < len(lst) else []

@@ -17,7 +17,7 @@ from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .loopstate import loop_element, own_candidates, rebuilt_element, rebuilt_elements
-from .loopstate import init_tuples, rebuilt_loops
+from .loopstate import init_tuples, rebuilt_loops, same_users
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -306,7 +306,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             if lst:
                 k = 0
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
-                    k = _best_candidate(prev, a, lst)
+                    k = _best_candidate(prev, a, lst, cur)
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
@@ -532,14 +532,18 @@ def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | No
     return (op, frame) if found else None
 
 
-def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction]) -> int:
+def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
+                    cur: _Snap | None = None) -> int:
     """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
     with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
     constants of two inlined callees differ only in where they were inlined), else the
     first. Those in the computation ``a``'s was cloned from come first (loopstate)."""
     own = own_candidates(a, lst)
     if own:
-        return own[_best_candidate(prev, a, [lst[j] for j in own])]
+        return own[_best_candidate(prev, a, [lst[j] for j in own], cur)]
+    same = same_users(prev.users, prev.top, cur.users, cur.top, a, lst) if cur else []
+    if same:
+        return same[_best_candidate(prev, a, [lst[j] for j in same])]
     lk = _loose_key(a)
     k = next((j for j, r in enumerate(lst) if _loose_key(r) == lk), -1)
     if k >= 0:
