@@ -538,7 +538,8 @@ def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
     with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
     constants of two inlined callees differ only in where they were inlined), else the
     first. Those in the computation ``a``'s was cloned from come first (loopstate)."""
-    own = own_candidates(a, lst)
+    # a computation new in this snapshot (a clone): its copies come from the original
+    own = own_candidates(a, lst) if a.computation not in prev.roots else []
     if own:
         return own[_best_candidate(prev, a, [lst[j] for j in own], cur)]
     same = same_users(prev.users, prev.top, cur.users, cur.top, a, lst) if cur else []
