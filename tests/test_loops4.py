@@ -214,3 +214,23 @@ def test_oracle_pairs_a_clones_identical_constants_by_their_users():
     for n in zeros:
         if n != "constant.4.clone.1":
             assert n in step.renamed and tr.info(n).fate == "kept", (n, tr.info(n))
+
+
+def test_get_tuple_element_of_a_call_handing_back_loop_state_is_kept():
+    """rk4_ode_fori (jax 0.10.2): the scan body calls ``closed_call.14`` and reads its
+    element 1 as ``%closed_call.16``; the callee hands back its parameter's element, which
+    the caller passed as ``%get-tuple-element.16 = get-tuple-element(%arg_tuple.1),
+    index=1``. After inlining, algsimp keeps closed_call.16 reading the loop state directly
+    (pass dump 0009: ``%closed_call.16 = get-tuple-element(%arg_tuple.1), index=1``, .16
+    gone); it lives on as the final get-tuple-element of index 1 (copy insertion renames it
+    ``get-tuple-element.290``), not "simplified away"."""
+    before, after = _pair("cpu_rk4_ode_fori")
+    body = before.computation("region_0.3")
+    assert body["closed_call.16"].operands == ["closed_call.14"]
+    assert body["closed_call.14"].opcode == "call"
+    assert body["get-tuple-element.16"].index == 1
+    result = diff_modules(before, after)
+    rec = result.fate_of("region_0.3", "closed_call.16")
+    assert rec.fate == "kept" and rec.after == "get-tuple-element.290", rec
+    rec = result.fate_of("region_0.3", "get-tuple-element.16")
+    assert rec.fate == "kept" and rec.after == "get-tuple-element.290", rec

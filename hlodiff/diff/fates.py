@@ -8,7 +8,8 @@ from . import cse_walk, folded_target, identities  # old2: CSE's walk, where fol
 from . import inplace  # cpu2: changed in place, then fused
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
-from .loop_pairs import renamed_by_loop_pass  # loops4
+from . import loop_pairs  # loops4
+from .loop_pairs import renamed_by_loop_pass
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
@@ -431,7 +432,9 @@ class FateBuilder:
             r = B.resolve(b.idx)
             y = m.b2a[r]
             f.fate = "rewritten"
-            if b.opcode == "get-tuple-element" or b.opcode == "tuple":
+            if loop_pairs.keeps_call_element(B, b, r):  # loops4: the outer name stays
+                f.fate, f.reason = "kept", "get-tuple-element of an inlined call, forwarded"
+            elif b.opcode == "get-tuple-element" or b.opcode == "tuple":
                 f.reason = "tuple plumbing simplified away"
             else:
                 f.reason = f"no-op {b.opcode} removed (algebraic simplification)"

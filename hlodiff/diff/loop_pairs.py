@@ -76,3 +76,19 @@ def renamed_by_loop_pass(old: str, new: str, nparts: int) -> bool:
     if nparts <= 1:
         return True
     return any(m in new for m in _LOOP_PASS_MARKS)
+
+
+def keeps_call_element(B, b, r: int) -> bool:
+    """``b`` reads element k of a call's result, and the callee hands back a value it read
+    out of a tuple (``r``, a get-tuple-element of its parameter, e.g. the loop state passed
+    through a scan body's ``closed_call``). Inlining makes ``b`` a get-tuple-element of that
+    tuple's element; algsimp then keeps ``b``, under its own name, reading the tuple
+    directly, and the inner get-tuple-element goes: rk4_ode_fori (jax 0.10.2) dump 0008 ->
+    0009, ``%closed_call.16 = get-tuple-element(%tuple.0), index=1`` with element 1
+    ``%get-tuple-element.16 = get-tuple-element(%arg_tuple.1), index=1`` becomes
+    ``%closed_call.16 = get-tuple-element(%arg_tuple.1), index=1`` and .16 is gone. So
+    ``b`` is kept (as what ``r`` became), not "simplified away" (loops4)."""
+    if b.opcode != "get-tuple-element" or not b.raw_operands:
+        return False
+    return B.nodes[b.raw_operands[0]].opcode == "call" and \
+        B.nodes[r].opcode == "get-tuple-element"
