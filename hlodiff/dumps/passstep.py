@@ -537,19 +537,20 @@ def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
     """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
     with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
     constants of two inlined callees differ only in where they were inlined), else the
-    first. Those in the computation ``a``'s was cloned from come first (loopstate)."""
+    first. Those in the computation ``a``'s was cloned from come first, and where the
+    metadata tells nothing apart, the one read as ``a`` is (loopstate)."""
     # a computation new in this snapshot (a clone): its copies come from the original
     own = own_candidates(a, lst) if a.computation not in prev.roots else []
     if own:
         return own[_best_candidate(prev, a, [lst[j] for j in own], cur)]
-    same = same_users(prev.users, prev.top, cur.users, cur.top, a, lst) if cur else []
-    if same:
-        return same[_best_candidate(prev, a, [lst[j] for j in same])]
     lk = _loose_key(a)
-    k = next((j for j, r in enumerate(lst) if _loose_key(r) == lk), -1)
-    if k >= 0:
-        return k
+    js = [j for j, r in enumerate(lst) if _loose_key(r) == lk]
+    if js:
+        same = same_users(prev.users, prev.top, cur.users, cur.top, a,
+                          [lst[j] for j in js]) if cur is not None and len(js) > 1 else []
+        return js[same[0]] if same else js[0]
     am = a.metadata
+    k = -1
     if am is not None:
         want = (am.op_name, am.stack_frame_id)
         k = next((j for j, r in enumerate(lst) if _inlined_metadata(prev, r) == want), -1)
