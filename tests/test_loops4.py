@@ -234,3 +234,20 @@ def test_get_tuple_element_of_a_call_handing_back_loop_state_is_kept():
     assert rec.fate == "kept" and rec.after == "get-tuple-element.290", rec
     rec = result.fate_of("region_0.3", "get-tuple-element.16")
     assert rec.fate == "kept" and rec.after == "get-tuple-element.290", rec
+
+
+def test_reverse_scan_index_constant_is_folded_with_the_other_constant():
+    """A reverse scan reads x[N - 1 - i]: rk4_ode_fori's backward loop computes ``%sub.18 =
+    subtract(%constant.38, i)`` (10) and ``%sub.19 = subtract(%sub.18, %constant.37)`` (1).
+    algsimp regroups the integer chain as ``(10 - 1) - i``; the loop passes hoist ``10 +
+    -1`` out of the body and constant folding evaluates it (dump 0018: ``%constant.146 =
+    s32[] constant(9)``). constant.38 is folded, not a constant fused into a kernel; 1 is
+    still read by ``i + 1`` and is kept."""
+    before, after = _pair("cpu_rk4_ode_fori")
+    body = before.computation("region_3.8")
+    assert body["sub.18"].operands[0] == "constant.38" and body["constant.38"].literal == "10"
+    assert body["sub.19"].operands == ["sub.18", "constant.37"]
+    result = diff_modules(before, after)
+    rec = result.fate_of("region_3.8", "constant.38")
+    assert rec.fate == "folded", rec
+    assert result.fate_of("region_3.8", "constant.37").fate != "folded"

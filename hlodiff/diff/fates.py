@@ -201,6 +201,8 @@ class FateBuilder:
         op = folding.scaling_op  # gpu2: x / c is x * (1/c) to algsimp
         for u in (u for x in srcs for u in B.nodes[x].users):
             un = B.nodes[u]
+            if folding.minuend_regrouped(B, cv, srcs, un):  # loops4: (c1 - x) - c2
+                return True
             k = op(B, cv, un)
             if k not in ("multiply", "add") or len(un.operands) != 2 or \
                     (un.opcode == "divide" and un.operands[1] in srcs):
