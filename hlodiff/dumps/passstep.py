@@ -306,7 +306,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             if lst:
                 k = 0
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
-                    k = _best_candidate(prev, a, lst, cur)
+                    # (the Shardy round trip merges identical constants: users mixed)
+                    k = _best_candidate(prev, a, lst, None if partitioning else cur)
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
