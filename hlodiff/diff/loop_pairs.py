@@ -92,3 +92,18 @@ def keeps_call_element(B, b, r: int) -> bool:
         return False
     return B.nodes[b.raw_operands[0]].opcode == "call" and \
         B.nodes[r].opcode == "get-tuple-element"
+
+
+def constant_meta_key(n):
+    """The metadata key of a constant, with its literal (loops4). The call inliner gives the
+    instructions it copies the call's op_name and frame, those of a loop inside the callee
+    included (their body and condition are instantiated under the call's prefix), so a
+    callee's constants and its loop's constants share (op_name, source): fresh
+    stochastic_round_grads (jax 0.10.2), ``threefry2x32.4``'s init ``constant.25 = s32[]
+    constant(0)`` and its loop's ``constant.24``/``constant.22`` (the round count, the
+    step) all carry ``jit(_threefry_split)/stochastic_round_grads.<locals>.step``, and the
+    final module keeps one ``constant.18 = s32[] constant(0)`` with it. The literal tells
+    them apart; only a key unique on both sides pairs."""
+    if n.opcode != "constant" or (n.op_name is None and n.src is None):
+        return None
+    return (n.mdims, n.op_name, n.src, n.inst.literal)
