@@ -251,3 +251,20 @@ def test_reverse_scan_index_constant_is_folded_with_the_other_constant():
     rec = result.fate_of("region_3.8", "constant.38")
     assert rec.fate == "folded", rec
     assert result.fate_of("region_3.8", "constant.37").fate != "folded"
+
+
+def test_constants_sharing_an_inlined_calls_op_name_pair_by_literal():
+    """stochastic_round_grads (jax 0.10.2): ``threefry2x32.4`` is inlined under the op_name
+    ``jit(_threefry_split)/stochastic_round_grads.<locals>.step``; its loop's init
+    ``constant.25 = s32[] constant(0)`` shares that op_name and frame with the loop's own
+    s32[] constants (the condition's bound, the body's step), which the call inliner also
+    prefixes. The final module keeps ``constant.18 = s32[] constant(0)`` with the op_name:
+    that is constant.25, kept (the oracle: kept as constant.18)."""
+    before, after = _pair("cpu_stochastic_round_grads")
+    c = before.computation("threefry2x32.4")["constant.25"]
+    assert c.literal == "0" and c.metadata is None
+    final = after.entry_computation["constant.18"]
+    assert final.literal == "0" and "_threefry_split" in final.metadata.op_name
+    result = diff_modules(before, after)
+    rec = result.fate_of("threefry2x32.4", "constant.25")
+    assert rec.fate == "kept" and rec.after == "constant.18", rec
