@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
-from . import inplace  # cpu2: changed in place, then fused
+from . import cudnn_fused, inplace, loop_state  # cpu2: in place, then fused; gpu4
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from . import loop_pairs  # loops4
@@ -54,7 +54,7 @@ class FateBuilder:
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
-        self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
+        self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
         self.late_views: set[int] = set()  # became a view after layout assignment
 
     def _upcast(self) -> bytearray:
@@ -150,6 +150,7 @@ class FateBuilder:
         nodes = B.nodes
         changed: dict[str, str] = {}
         inits: dict[int, str] = {}
+        nparts = partition.num_partitions(B.module, A.module)
         for ctl, role, comp, _root, _params in B.bodies:
             w = nodes[ctl]
             y = m.b2a[ctl]
@@ -166,6 +167,8 @@ class FateBuilder:
             new = A.nodes[y].inst.called.get(role)
             if not new or not renamed_by_loop_pass(comp, new[0], self.nparts):  # loops4
                 continue
+            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, nparts):
+                continue  # gpu4: only the partitioner's clone, the state cut per device
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
                 inits[w.raw_operands[0]] = new[0]
@@ -483,7 +486,8 @@ class FateBuilder:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
-                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)) and \
+                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
+                                                     m.b2a[b.idx] >= 0)) and \
                     s not in self.late_views:
                 # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
                 # algsimp; shard helper)
@@ -506,8 +510,12 @@ class FateBuilder:
                 ys = m.b2a[b.idx]
             if ys >= 0:
                 self._set_after(f, A.nodes[ys])
+            elif sf.fate == "rewritten" and (sf.after or sf.fusion):  # gpu4: where it lives
+                f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
             f.reason = f"identical to {sb.name} (CSE)"
-            if self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
+            if self.nparts > 1 and self.gpu_cse and sf.fate == "rewritten":  # gpu4
+                f.reason = gpu_cse.merged_before_main_algsimp(sb.name)
+            elif self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
                 f.reason = (f"identical to {sb.name}: merged by the Shardy round trip "
                             f"(it keeps one of identical {b.opcode}s)")
             return f
@@ -565,7 +573,7 @@ class FateBuilder:
                 f.reason = (f"{b.opcode} moved across a reduce/broadcast by algebraic "
                             f"simplification ({b.dims} -> {a.dims}); the original became dead")
             elif self.gpu_cse and a.opcode == b.opcode and not same_dims and \
-                    gemm_fates.flattened_in_gemm(A, b, a):  # gpu2
+                    gemm_fates.flattened_in_gemm(A, b, a, self.nparts):  # gpu2, gpu4
                 f.fate = "fused"
                 f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion} (the gemm "
                             f"kernel's copy, flattened {b.dims} -> {a.dims})")
@@ -789,6 +797,7 @@ class FateBuilder:
     def all(self) -> list[InstructionFate]:
         out = [self.fate(b) for b in self.B.nodes]
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
+        cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
         duplicates.annotate(self.m, out)
         anchors.mark_uncertain_twins(self.m, out)
         return out
