@@ -5,11 +5,9 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
-from . import cudnn_fused, inplace, loop_state  # cpu2: in place, then fused; gpu4
+from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2; gpu4; loops4
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
-from . import loop_pairs  # loops4
-from .loop_pairs import renamed_by_loop_pass
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
@@ -150,7 +148,6 @@ class FateBuilder:
         nodes = B.nodes
         changed: dict[str, str] = {}
         inits: dict[int, str] = {}
-        nparts = partition.num_partitions(B.module, A.module)
         for ctl, role, comp, _root, _params in B.bodies:
             w = nodes[ctl]
             y = m.b2a[ctl]
@@ -165,9 +162,9 @@ class FateBuilder:
                 if A.nodes[y].opcode != "while":
                     continue
             new = A.nodes[y].inst.called.get(role)
-            if not new or not renamed_by_loop_pass(comp, new[0], self.nparts):  # loops4
-                continue
-            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, nparts):
+            if not new or not loop_pairs.renamed_by_loop_pass(comp, new[0], self.nparts):
+                continue  # loops4: the partitioner's renaming is no rebuild
+            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, self.nparts):
                 continue  # gpu4: only the partitioner's clone, the state cut per device
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
