@@ -26,6 +26,7 @@ from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
+from .loop_pairs import constant_meta_key, pair_bare_loops
 from .partition import may_be_piece
 from .regroup_pairs import repair as repair_regrouped
 from .view import Node, View
@@ -562,8 +563,10 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .shardmatch import recorded_names
         recorded_names(m, _score)
     _unique_buckets(m, _meta_key, "metadata")
+    _unique_buckets(m, constant_meta_key, "metadata")  # loops4: with the literal
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
+    pair_bare_loops(m)  # loops4: a loop rebuilt without metadata, by its condition
     _bodies(m)
     _propagate(m)
     from .anchored import pair_anchored  # twins told apart by the values they read
