@@ -128,11 +128,14 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
 
 
 def _skip_for_rewrites(m) -> set[int]:
-    from .value_facts import constant_valued, cse_survivors
+    from .value_facts import constant_valued, cse_survivors, live_nodes
 
     skip = set(cse_survivors(m))
     cv = constant_valued(m.before)
     skip.update(i for i, v in enumerate(cv) if v)
+    # loops4: dead code has nothing to become; DCE deletes it (a loop's unused results
+    # took the partner of another instruction with the loop's op_name)
+    skip.update(i for i, v in enumerate(live_nodes(m.before)) if not v)
     return skip
 
 

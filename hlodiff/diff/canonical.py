@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .anchors import anchor_score
+from .view import _match_dims
 
 _VIEWS = ("bitcast", "reshape", "transpose", "copy")
 _REBUILT = ("dot", "convolution", "reduce", "fft")
@@ -58,9 +59,12 @@ def pair_wrapped(m) -> int:
             hops += 1
             if m.a2b[x.idx] >= 0:
                 break
-        if x.opcode in _REBUILT and x.mdims != v.mdims and _open_or_borrowed(m, x.idx) and \
+        if x.opcode in _REBUILT and _match_dims(x.dims) != _match_dims(v.dims) and \
+                _open_or_borrowed(m, x.idx) and \
                 (x.op_name is None or x.op_name == v.op_name):
-            # (the wrapper gives the old shape back from the new instruction's other one)
+            # (the wrapper gives the old shape back from the new instruction's other one;
+            # full shapes: a partitioned module's mdims keep only the rank, and conv
+            # canonicalization's f32[16,3,3,4] under f32[3,3,16,4] is the same rank; shard4)
             if x.idx not in found[k]:
                 found[k].append(x.idx)
     c = 0

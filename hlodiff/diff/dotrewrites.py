@@ -20,6 +20,7 @@ Candidates are scored by shared operands (and the transpose's op_name); repeated
 from __future__ import annotations
 
 from .match import Matching
+from .reshard_paths import resharded_sources
 from .view import Node, View
 
 _SEE_THROUGH = {"bitcast", "copy", "transpose", "reshape"}
@@ -113,7 +114,10 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
                 continue  # the dot kept its name: it was kept, not rebuilt
             if nparts > 1 and not holds_shape(t.inst.shape, x.inst.shape, nparts):
                 continue  # (per-device) the dot's own shape, not the transposed one
-            shared = len(want & _after_inputs(A, x))
+            shared: float = len(want & _after_inputs(A, x))
+            if shared == 0 and nparts > 1:  # shard4: read through the partitioner's
+                # resharding (reshard_paths): weaker evidence than a direct read
+                shared = 0.25 * len(want & resharded_sources(A, x))
             if shared == 0 and owner < 0:
                 continue
             score = shared + (0.5 if x.op_name == t.op_name else 0.0) + (2 if owner >= 0 else 0)

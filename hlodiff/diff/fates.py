@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
-from . import cse_walk, folded_target, identities, spmd_cse  # old2 (CSE's walk...); cse4
-from . import cudnn_fused, inplace, loop_state  # cpu2: in place, then fused; gpu4
+from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
+from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
 from .dotrewrites import transposed_dots
+from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
 from .view import Node
-from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, NOT_NEW_VALUE, PLUMBING,
-                          RECIPROCAL_OF, call_result, constant_valued, cse_survivors,
+from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING,
+                          call_result, constant_valued, cse_survivors,
                           inliner_before_dce, live_nodes, upcast_only)
 
 
@@ -28,7 +29,7 @@ class FateBuilder:
         self.live = live_nodes(self.B)
         self.cse_first = cse_before_simplification(self.A.module)  # (cse4: used below)
         self.recip, self.shared_div = spmd_cse.shared_divisors(  # cse4: CSE met them first
-            m, self._reciprocals(), self.cse_first)
+            m, rebuilt_reciprocals(m), self.cse_first)  # divisors algsimp made reciprocals
         # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
         self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
         # old2: CPU CSE walks the live graph in post order too (cse_walk.py)
@@ -39,14 +40,14 @@ class FateBuilder:
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
         self.untraced = self._untraced()
+        # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
+        self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
-        if gone:
-            self.survivor = cse_survivors(m, gone | self.recip, self.order)
+        self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4: sharded apart
+            m, gone | self.recip, self.order) if gone else self.survivor)
         self.borrowed = self._borrowed()
-        # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
-        self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = self._upcast()
         self.dot_t, self.dot_ties = transposed_dots(m)
@@ -149,7 +150,6 @@ class FateBuilder:
         nodes = B.nodes
         changed: dict[str, str] = {}
         inits: dict[int, str] = {}
-        nparts = partition.num_partitions(B.module, A.module)
         for ctl, role, comp, _root, _params in B.bodies:
             w = nodes[ctl]
             y = m.b2a[ctl]
@@ -164,9 +164,9 @@ class FateBuilder:
                 if A.nodes[y].opcode != "while":
                     continue
             new = A.nodes[y].inst.called.get(role)
-            if not new or comp in new:
-                continue
-            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, nparts):
+            if not new or not loop_pairs.renamed_by_loop_pass(comp, new[0], self.nparts):
+                continue  # loops4: the partitioner's renaming is no rebuild
+            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, self.nparts):
                 continue  # gpu4: only the partitioner's clone, the state cut per device
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
@@ -203,6 +203,8 @@ class FateBuilder:
         op = folding.scaling_op  # gpu2: x / c is x * (1/c) to algsimp
         for u in (u for x in srcs for u in B.nodes[x].users):
             un = B.nodes[u]
+            if folding.minuend_regrouped(B, cv, srcs, un):  # loops4: (c1 - x) - c2
+                return True
             k = op(B, cv, un)
             if k not in ("multiply", "add") or len(un.operands) != 2 or \
                     (un.opcode == "divide" and un.operands[1] in srcs):
@@ -362,7 +364,7 @@ class FateBuilder:
                 rn = A.nodes[r]
                 if rn.opcode in ("bitcast", "copy", "transpose") and m.a2b[r] < 0:
                     return rn
-            return A.nodes[y]
+            return forwarding.tuple_slot(self.B, A, b, u, y) or A.nodes[y]  # shard4
         for o in b.operands:
             y = m.b2a[o]
             if y >= 0:
@@ -435,7 +437,9 @@ class FateBuilder:
             r = B.resolve(b.idx)
             y = m.b2a[r]
             f.fate = "rewritten"
-            if b.opcode == "get-tuple-element" or b.opcode == "tuple":
+            if loop_pairs.keeps_call_element(B, b, r):  # loops4: the outer name stays
+                f.fate, f.reason = "kept", "get-tuple-element of an inlined call, forwarded"
+            elif b.opcode == "get-tuple-element" or b.opcode == "tuple":
                 f.reason = "tuple plumbing simplified away"
             else:
                 f.reason = f"no-op {b.opcode} removed (algebraic simplification)"
@@ -443,6 +447,8 @@ class FateBuilder:
                 rs = reshard.reduced_output(A, A.nodes[y], B.nodes[r].op_name) \
                     if self.nparts > 1 else None  # shard2: the collective's summed value
                 self._set_after(f, rs or A.nodes[y])
+            elif r != b.idx and (sf := self._survivor_fate(B.nodes[r])).fate != "folded":
+                f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
             return f
         if b.idx in self.recip:
             f.fate = "rewritten"
@@ -741,50 +747,6 @@ class FateBuilder:
             self.after_names = {i.name for c in self.A.module.computations
                                 for i in c.instructions}
         return b.name not in self.after_names
-
-    def _reciprocals(self) -> set[int]:
-        """Divisors algsimp rebuilt as reciprocals. It turns a division by a broadcast,
-        power or exponential into a multiplication by a reciprocal it builds from scratch
-        (x / broadcast(y) -> x * broadcast(1 / y), x / pow(y, c) -> x * pow(y, -c),
-        x / exp(y) -> x * exp(-y)): the divisor died with the divide in the same pass
-        (so CSE never met it), and whatever looks like it afterwards is a new instruction
-        over the new value. Evidence: every user divides by it and became a multiply;
-        where a divide has no counterpart left, b's own partner must read a new value
-        (an after instruction with no before counterpart that is not a layout op).
-        Constants read only by such divisors go with them."""
-        B, A, m = self.B, self.A, self.m
-        nodes = B.nodes
-        out: set[int] = set()
-        for b in nodes:
-            if b.alias >= 0 or not b.users or b.opcode not in RECIPROCAL_OF:
-                continue
-            all_mul = True
-            ok = True
-            for u in b.users:
-                un = nodes[u]
-                y = m.b2a[u]
-                if un.opcode != "divide" or len(un.operands) != 2 or \
-                        un.operands[1] != b.idx or un.operands[0] == b.idx or \
-                        (y >= 0 and A.nodes[y].opcode != "multiply"):
-                    ok = False
-                    break
-                if y < 0:
-                    all_mul = False
-            if not ok:
-                continue
-            if not all_mul:
-                y = m.b2a[b.idx]
-                if y < 0 or not any(
-                        m.a2b[o] < 0 and A.nodes[o].opcode not in NOT_NEW_VALUE
-                        for o in A.nodes[y].operands):
-                    continue
-            out.add(b.idx)
-        for i in list(out):
-            for o in nodes[i].operands:
-                on = nodes[o]
-                if on.opcode == "constant" and all(u in out for u in on.users):
-                    out.add(o)
-        return out
 
     def _set_after(self, f: InstructionFate, a: Node) -> None:
         f.after = a.name

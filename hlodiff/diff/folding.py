@@ -128,3 +128,22 @@ def divisor_only(B: View, cv: bytearray, n) -> bool:
                 un.operands[1] != n.idx:
             return False
     return True
+
+
+def minuend_regrouped(B: View, cv: bytearray, srcs: list[int], un) -> bool:
+    """``un`` is ``c1 - x`` (``c1`` among ``srcs``, ``x`` not a constant) on integers, and a
+    user of it takes or adds another constant: algsimp regroups ``(c1 - x) - c2`` as
+    ``(c1 - c2) - x`` and constant folding evaluates ``c1 - c2`` (loops4). A reverse scan's
+    index ``10 - i - 1``: rk4_ode_fori (jax 0.10.2) dump 0017 -> 0018 folds ``%add.20 =
+    add(%constant.107, %constant.104.clone.2)`` (10 and -1, hoisted out of the body by
+    while-loop-invariant-code-motion) into ``%constant.146 = s32[] constant(9)``."""
+    if un.opcode != "subtract" or len(un.operands) != 2 or un.operands[0] not in srcs or \
+            cv[un.operands[1]] or un.dims.split("[", 1)[0][:1] not in ("s", "u"):
+        return False
+    for w in un.users:
+        wn = B.nodes[w]
+        if wn.opcode in ("subtract", "add") and len(wn.operands) == 2 and \
+                (wn.opcode == "add" or wn.operands[0] == un.idx) and \
+                any(cv[o] for o in wn.operands if o != un.idx):
+            return True
+    return False

@@ -59,3 +59,17 @@ def became_view(m, views: dict[int, list[int]], b: Node, src: Node) -> Node | No
         if a.opcode in ("bitcast", "reshape", "copy") and m.a2b[u] < 0 and a.mdims == b.mdims:
             return a
     return None
+
+
+def tuple_slot(B: View, A: View, b: Node, u: int, y: int) -> Node | None:
+    """b is element k of tuple ``u`` whose partner ``y`` is a tuple of the same arity:
+    the partner's element k holds b's value (shard4). The entry's result tuple is kept
+    while float normalization makes a bf16 -> f32 convert of a dot's result a no-op
+    (bf16_attention_f32_softmax cpu8: ``convert_element_type.23`` lives on in
+    ``convert_bitcast_fusion.1``, element 1 of ``ROOT tuple.3``); naming the tuple says
+    nothing."""
+    t, ta = B.nodes[u], A.nodes[y]
+    if t.opcode != "tuple" or ta.opcode != "tuple" or len(t.operands) != len(ta.operands) \
+            or t.operands.count(b.idx) != 1:
+        return None
+    return A.nodes[ta.operands[t.operands.index(b.idx)]]

@@ -23,9 +23,11 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
-from . import gpunames, loop_state
+from . import constvals, gpunames, loop_state
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
+from .loop_pairs import constant_meta_key, pair_bare_loops
+from .partition import may_be_piece
 from .regroup_pairs import repair as repair_regrouped
 from .view import Node, View
 
@@ -172,6 +174,8 @@ def _compatible(b: Node, a: Node) -> bool:
         return False
     if b.opcode == "constant" and b.inst.literal != a.inst.literal:
         return False
+    if b.mdims != b.dims and not may_be_piece(b.inst.shape, a.inst.shape):
+        return False  # shard4: partitioned (rank-only mdims): a's dims are no piece of b's
     return True
 
 
@@ -338,6 +342,8 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
             seen += 1
             if seen > _SCAN_CAP:
                 break
+            if b.mdims != b.dims and not may_be_piece(b.inst.shape, An[y].inst.shape):
+                continue  # shard4: not a per-device piece of b's shape
             s = _score(m, b, An[y])
             if s > best_s:
                 best, best_s, ties = y, s, [y]
@@ -389,11 +395,22 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         cands = [y for y in cands if y not in coll or (
             b.opcode in _COLLECTIVES and An[y].opcode in _COLLECTIVES)]
     if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
-        cands = [y for y in cands if An[y].opcode not in _RESHARDING]
+        # (shard4: nor the transpose of an all-to-all's pieces the partitioner concatenated)
+        cands = [y for y in cands if An[y].opcode not in _RESHARDING and not (
+            An[y].opcode == "transpose" and An[y].operands and
+            An[An[y].operands[0]].opcode in _RESHARDING | _COLLECTIVES)]
     if b.opcode in _LOOPS or any(An[y].opcode in _LOOPS for y in cands):
         # a loop or conditional lives on as one (or is gone), and nothing else becomes one
         cands = [y for y in cands if An[y].opcode == b.opcode or (
             b.opcode not in _LOOPS and An[y].opcode not in _LOOPS)]
+    if sharded:  # shard4: a run-time value never becomes a compile-time constant
+        cvb, cva = constvals.for_matching(m)  # (unpartitioned: look-alike constants
+        if not cvb[b.idx]:                     # rely on such pairs; lookalikes.py)
+            cands = [y for y in cands if not cva[y]]
+        # nor a same-rank array that is no per-device piece of its shape (CPU: on GPU the
+        # gemm rewriters reshape operands and results; measured worse on the zoo's gpu8)
+        if not constvals.gpu_after(m):
+            cands = [y for y in cands if may_be_piece(b.inst.shape, An[y].inst.shape)]
     if same_op:
         if b.opcode not in _SHAPE_OPS:
             return []
@@ -436,10 +453,11 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
     return c
 
 
-def _duplicates(m: Matching) -> int:
+def _duplicates(m: Matching, merged=frozenset()) -> int:
     """A before node whose metadata key is unique on its side but shared by several open
     after nodes inside fusions: fusion duplicated it into several consumers. Pair it with
-    the best-scoring copy (any copy tells the same story)."""
+    the best-scoring copy (any copy tells the same story). ``merged``: copies CSE merged
+    before any simplification (cse_first.py), left open."""
     Bn, An = m.before.nodes, m.after.nodes
     bb: dict = defaultdict(list)
     fps: dict = defaultdict(set)  # every before node's subgraph under the key, paired or not
@@ -447,7 +465,7 @@ def _duplicates(m: Matching) -> int:
         k = _meta_key(n)
         if k is not None:
             fps[k].add(n.fp)
-            if m.b2a[n.idx] < 0:
+            if m.b2a[n.idx] < 0 and n.idx not in merged:
                 bb[k].append(n.idx)
     ab: dict = defaultdict(list)
     for n in _live(An):
@@ -467,6 +485,10 @@ def _duplicates(m: Matching) -> int:
             continue
         # several identical copies before (CSE keeps the first): pair the first
         b = Bn[bl[0]]
+        if b.mdims != b.dims:  # shard4: only per-device pieces of b's shape
+            al = [y for y in al if may_be_piece(b.inst.shape, An[y].inst.shape)]
+            if not al:
+                continue
         best = max(al[:_SCAN_CAP], key=lambda y: _score(m, b, An[y]))
         c += m.pair(b.idx, best, "duplicate")
     return c
@@ -541,8 +563,10 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .shardmatch import recorded_names
         recorded_names(m, _score)
     _unique_buckets(m, _meta_key, "metadata")
+    _unique_buckets(m, constant_meta_key, "metadata")  # loops4: with the literal
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
+    pair_bare_loops(m)  # loops4: a loop rebuilt without metadata, by its condition
     _bodies(m)
     _propagate(m)
     from .anchored import pair_anchored  # twins told apart by the values they read
@@ -560,7 +584,13 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         n += _propagate(m)
         if not n:
             break
-    if _duplicates(m):
+    merged: dict[int, int] = {}
+    if sharded:  # shard4: copies CSE merged before simplification (cse_first.py)
+        from .cse_first import merged_copies, swap_to_survivors
+        merged = merged_copies(m)
+        if swap_to_survivors(m, merged, _score):
+            _propagate(m)
+    if _duplicates(m, merged):
         _propagate(m)
     if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
         _propagate(m)

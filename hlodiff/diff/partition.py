@@ -220,3 +220,33 @@ def collective_reason(inst: Instruction) -> str | None:
     origin = "the program's own collective" if inst.op_name and "shard_map" in inst.op_name \
         else "SPMD partitioning"
     return f"{what}, added by {origin}; see the collectives section"
+
+
+def may_be_piece(glob: Shape | None, local: Shape | None) -> bool:
+    """Whether an array of shape ``local`` (same rank) can be a per-device piece of one of
+    shape ``glob``: every dim equal, or the (padded) ceiling of the global dim cut into
+    some whole number of pieces (shard4). f32[12,16] is no piece of f32[16,16]: no cut of
+    16 gives 12. Ranks that differ, tuples and unknown shapes are not judged (True)."""
+    if glob is None or local is None or glob.is_tuple or local.is_tuple or \
+            len(glob.dims) != len(local.dims):
+        return True
+    if _pieces(glob.dims, local.dims):
+        return True
+    # layout normalization gives an array its physical (major-to-minor) dims: f32[32,64]{0,1}
+    # becomes f32[64,32] (bf16_loss_scaling cpu8: div.9 lives on as multiply.24 f32[64,4])
+    lay = glob.layout
+    if lay is not None and len(lay.minor_to_major) == len(glob.dims):
+        return _pieces(tuple(glob.dims[i] for i in reversed(lay.minor_to_major)), local.dims)
+    return False
+
+
+def _pieces(gdims, ldims) -> bool:
+    for g, l in zip(gdims, ldims):
+        if l == g or g <= 0:
+            continue
+        if l <= 0 or l > g:
+            return False
+        t = -(-g // l)  # the fewest pieces with at most l each; then ceil(g / t) == l?
+        if -(-g // t) != l:
+            return False
+    return True

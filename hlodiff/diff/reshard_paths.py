@@ -68,6 +68,8 @@ def resharded_sources(view, dot) -> set[int]:
                 p = _slice_source(view, n)
                 if p is None:
                     p = 0 if len(n.raw_operands) == 1 and _moves_only(view, n) else None
+                if p is None and _pieces_of_one(nodes, n):
+                    p = 0  # shard4: the first piece; its slice leads to the source
                 if p is not None and p < len(n.raw_operands):
                     nxt = n.raw_operands[p]
             if nxt is None:
@@ -80,3 +82,19 @@ def _moves_only(view, node) -> bool:
     comp = view.module.by_name.get(node.inst.calls[0]) if node.inst.calls else None
     return comp is not None and all(i.opcode in _MOVES or i.opcode == "parameter"
                                     for i in comp.instructions)
+
+
+def _pieces_of_one(nodes, node) -> bool:
+    """A fusion reading only get-tuple-elements of one tuple collective: it reassembles
+    the pieces an all-to-all exchanged (the partitioner's resharding concatenates them and
+    transposes; zoo cpu8 mlp_gelu_adam ``copy_bitcast_fusion`` = concatenate of the eight
+    elements of ``all-to-all.9``, each a ``bitcast_slice_fusion`` of one value)."""
+    src = set()
+    for o in node.raw_operands:
+        n = nodes[o]
+        if n.opcode != "get-tuple-element" or not n.raw_operands:
+            return False
+        src.add(n.raw_operands[0])
+    if len(src) != 1 or len(node.raw_operands) < 2:
+        return False
+    return nodes[src.pop()].opcode in _COLL

@@ -11,12 +11,10 @@ from __future__ import annotations
 from ..analysis.backend import compiled_for_gpu
 from . import gpunames
 from .called_fp import called_fingerprints
+from .constvals import NO_VALUE, constant_valued  # noqa: F401 (re-exported)
 from .match import Matching
 from .view import Node, View
 
-NO_VALUE = {"parameter", "rng", "rng-bit-generator", "infeed", "recv", "custom-call",
-             "after-all", "partition-id", "replica-id", "while", "conditional", "call",
-             "all-reduce", "all-gather", "send", "recv-done", "send-done"}
 SIDE_EFFECTS = {"send", "send-done", "outfeed", "infeed", "recv", "recv-done",
                  "custom-call", "all-reduce", "after-all"}
 # constant folding leaves these alone (they would only make big literals)
@@ -48,28 +46,6 @@ def upcast_only(bd: str, ad: str) -> bool:
         if bd.startswith(t):
             return bd[len(t) - 1:] == ad[3:]
     return False
-
-
-def constant_valued(view: View, iota: bool = True) -> bytearray:
-    """1 where a node's value can be computed at compile time (no parameter reaches it).
-
-    ``iota=False``: only what constant folding really evaluates. XLA's constant folder
-    never evaluates an iota (nor anything computed from one); algsimp simplifies such
-    index arithmetic instead and the rest is computed at run time, usually fused."""
-    nodes = view.nodes
-    cv = bytearray(len(nodes))
-    leaves = ("constant", "iota") if iota else ("constant",)
-    for n in nodes:
-        if n.alias >= 0:
-            continue
-        if n.opcode in leaves:
-            cv[n.idx] = 1
-        elif n.operands and n.opcode not in NO_VALUE:
-            cv[n.idx] = all(cv[o] for o in n.operands)
-    for n in nodes:
-        if n.alias >= 0:
-            cv[n.idx] = cv[view.resolve(n.idx)]
-    return cv
 
 
 def live_nodes(view: View) -> bytearray:

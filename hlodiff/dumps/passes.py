@@ -164,7 +164,8 @@ class PassTrace:
         memo[key] = []
         out: list[str] = []
         for step in self.passes:
-            if step.index <= after_index or not step.changed and not step.copies:
+            if step.index <= after_index or not step.changed and not step.copies and \
+                    not step.rebuilt_orphans:
                 continue
             rem = step.removed_by_name().get(cur)
             for fusion in step.copies.get(cur, ()):
@@ -174,6 +175,8 @@ class PassTrace:
             if cur in step.renamed:
                 cur = step.renamed[cur]
                 continue
+            if rem is None and cur in step.rebuilt_orphans:  # loops4 (_left_behind)
+                rem = _left_behind(step, cur)
             if rem is None:
                 continue
             nxt = rem.fusion if rem.fate == "fused" else rem.into
@@ -234,6 +237,8 @@ def _left_behind(step, cur: str) -> _LeftBehind | None:
         return _LeftBehind(cur, "fused", fusion=step.orphaned[cur])
     if cur in step.fold_orphans:
         return _LeftBehind(cur, "folded", into=step.fold_orphans[cur])
+    if cur in step.rebuilt_orphans:  # loops4: e.g. the init tuple of a rebuilt loop
+        return _LeftBehind(cur, "rewritten", into=step.rebuilt_orphans[cur])
     return None
 
 

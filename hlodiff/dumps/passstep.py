@@ -16,7 +16,8 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
-from .loopstate import rebuilt_element, rebuilt_elements
+from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
+from .loopstate import init_tuples, rebuilt_loops, same_users
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -305,7 +306,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             if lst:
                 k = 0
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
-                    k = _best_candidate(prev, a, lst)
+                    # (the Shardy round trip merges identical constants: users mixed)
+                    k = _best_candidate(prev, a, lst, None if partitioning else cur)
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
@@ -343,6 +345,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
 
     twins: dict[tuple, str] | None = None
     loop_elems: dict[tuple, str | None] | None = None
+    new_loops: dict[str, str] | None = None
+    inits: dict[str, str] = {}
+    elem_cache: dict = {}
     for n in truly_removed:
         i = ptop[n]
         rem = Removal(n, i.computation, i.opcode, kind)
@@ -361,11 +366,16 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if n in fused_into:
             rem.fate, rem.fusion = "fused", fused_into[n]
         else:
-            rem.into = _replacement(prev, cur, n, p2c)
+            if new_loops is None:  # loops4: a loop a pass cloned or rebuilt, its init
+                new_loops = rebuilt_loops(ptop, ctop, truly_removed, added)
+                inits = init_tuples(ptop, ctop, prev.users, cur.users, new_loops)
+                step.rebuilt_orphans.update((t, v) for t, v in inits.items() if t in ctop)
+            rem.into = new_loops.get(n) or inits.get(n) or _replacement(prev, cur, n, p2c)
             if rem.into is None and i.opcode == "get-tuple-element":  # loops3
                 if loop_elems is None:
                     loop_elems = rebuilt_elements(ptop, ctop, added)
-                rem.into = rebuilt_element(ptop, n, removed_set, loop_elems)
+                rem.into = rebuilt_element(ptop, n, removed_set, loop_elems) or \
+                    loop_element(ptop, ctop, n, new_loops, elem_cache)  # loops4
             users = prev.users.get(n)
             is_root = prev.roots.get(i.computation) == n
             if kind == "fused" or (kind == "inlined" and i.computation not in cur.roots):
@@ -433,6 +443,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 rem.into = survivors.get((i.computation,) + _key(i))
             continue
         users = prev.users.get(rem.name, ())
+        back = element_read_back(prev, ctop, p2c, rem.name) if users else None
+        if back is not None:  # shard4: read back out of a tuple taken apart
+            rem.into = back
+            continue
         outs = {by_name[u].into for u, _ in users if u in by_name}
         if users and all(u in by_name for u, _ in users) and len(outs) == 1:
             rem.into = outs.pop()
@@ -523,16 +537,25 @@ def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | No
     return (op, frame) if found else None
 
 
-def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction]) -> int:
+def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
+                    cur: _Snap | None = None) -> int:
     """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
     with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
     constants of two inlined callees differ only in where they were inlined), else the
-    first."""
+    first. Those in the computation ``a``'s was cloned from come first, and where the
+    metadata tells nothing apart, the one read as ``a`` is (loopstate)."""
+    # a computation new in this snapshot (a clone): its copies come from the original
+    own = own_candidates(a, lst) if a.computation not in prev.roots else []
+    if own:
+        return own[_best_candidate(prev, a, [lst[j] for j in own], cur)]
     lk = _loose_key(a)
-    k = next((j for j, r in enumerate(lst) if _loose_key(r) == lk), -1)
-    if k >= 0:
-        return k
+    js = [j for j, r in enumerate(lst) if _loose_key(r) == lk]
+    if js:
+        same = same_users(prev.users, prev.top, cur.users, cur.top, a,
+                          [lst[j] for j in js]) if cur is not None and len(js) > 1 else []
+        return js[same[0]] if same else js[0]
     am = a.metadata
+    k = -1
     if am is not None:
         want = (am.op_name, am.stack_frame_id)
         k = next((j for j, r in enumerate(lst) if _inlined_metadata(prev, r) == want), -1)

@@ -1,0 +1,52 @@
+"""Divisors that algebraic simplification rebuilt as reciprocals (a pass of the fate engine)."""
+
+from __future__ import annotations
+
+from . import cse_first
+from .value_facts import NOT_NEW_VALUE, RECIPROCAL_OF
+
+
+def rebuilt_reciprocals(m) -> set[int]:
+    """Divisors algsimp rebuilt as reciprocals. It turns a division by a broadcast,
+    power or exponential into a multiplication by a reciprocal it builds from scratch
+    (x / broadcast(y) -> x * broadcast(1 / y), x / pow(y, c) -> x * pow(y, -c),
+    x / exp(y) -> x * exp(-y)): the divisor died with the divide in the same pass
+    (so CSE never met it), and whatever looks like it afterwards is a new instruction
+    over the new value. Evidence: every user divides by it and became a multiply;
+    where a divide has no counterpart left, b's own partner must read a new value
+    (an after instruction with no before counterpart that is not a layout op).
+    Constants read only by such divisors go with them."""
+    B, A = m.before, m.after
+    nodes = B.nodes
+    out: set[int] = set()
+    merged_users = cse_first.group_users(m)  # shard4: CSE met the divisor first
+    for b in nodes:
+        if b.alias >= 0 or not b.users or b.opcode not in RECIPROCAL_OF:
+            continue
+        all_mul = True
+        ok = True
+        for u in merged_users.get(b.idx, b.users):
+            un = nodes[u]
+            y = m.b2a[u]
+            if un.opcode != "divide" or len(un.operands) != 2 or \
+                    un.operands[1] != b.idx or un.operands[0] == b.idx or \
+                    (y >= 0 and A.nodes[y].opcode != "multiply"):
+                ok = False
+                break
+            if y < 0:
+                all_mul = False
+        if not ok:
+            continue
+        if not all_mul:
+            y = m.b2a[b.idx]
+            if y < 0 or not any(
+                    m.a2b[o] < 0 and A.nodes[o].opcode not in NOT_NEW_VALUE
+                    for o in A.nodes[y].operands):
+                continue
+        out.add(b.idx)
+    for i in list(out):
+        for o in nodes[i].operands:
+            on = nodes[o]
+            if on.opcode == "constant" and all(u in out for u in on.users):
+                out.add(o)
+    return out
