@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
-from . import inplace  # cpu2: changed in place, then fused
+from . import inplace, sunk_broadcasts  # cpu2: changed in place, then fused; cpu4
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
@@ -27,6 +27,7 @@ class FateBuilder:
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
         self.recip = self._reciprocals()
+        self.sunk_dead = sunk_broadcasts.dead_scalar_broadcasts(m)  # cpu4
         # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
         self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
         # old2: CPU CSE walks the live graph in post order too (cse_walk.py)
@@ -439,6 +440,8 @@ class FateBuilder:
                     if self.nparts > 1 else None  # shard2: the collective's summed value
                 self._set_after(f, rs or A.nodes[y])
             return f
+        if b.idx in self.sunk_dead:  # cpu4: left for DCE by broadcast sinking
+            return sunk_broadcasts.dead_fate(f, b, m)
         if b.idx in self.recip:
             f.fate = "rewritten"
             f.reason = ("divisor rebuilt as a reciprocal: algebraic simplification turned "

@@ -27,6 +27,7 @@ from . import gpunames
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .regroup_pairs import repair as repair_regrouped
+from .sunk_broadcasts import pair_sunk
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
@@ -548,6 +549,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
         _propagate(m)
     repair_regrouped(m)  # old2: (x*c1)*c2 -> x*(c1*c2) lives on as the outer one
+    if pair_sunk(m):  # cpu4: op(broadcast(x), broadcast(c)) -> broadcast(op(x, c))
+        _propagate(m)
     if pair_wrapped(m):  # canonicalized dots/convolutions under their wrapper views
         _propagate(m)
     if sharded:  # shard helper: dots algsimp rebuilt on squeezed per-device shapes
