@@ -39,3 +39,33 @@ def test_broadcasts_sunk_below_an_add():
     assert iota.fusion == oracle.destination("iota.4") == "slice_select_fusion"
     cmp = compare(before, oracle, result)
     assert not [d for d in cmp.disagreements if d[0] == "qr.1"], cmp.disagreements
+
+
+def _pair(program: str):
+    d = CPU4 / program
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    return diff_modules(before, after)
+
+
+def test_recomputed_twin_of_a_kept_dot_was_merged_by_cse():
+    """JAX 0.4.30 remat_nothing: the recomputed ``dot.37`` is identical to the forward
+    ``dot.18`` once the barrier is gone; the dot stays a top-level dot after optimization,
+    so only CSE can have taken the twin (pass dumps: ``merged@cse``)."""
+    r = _pair("old/remat_nothing")
+    f = r.fate_of("main.89", "dot.37")
+    assert (f.fate, f.into, f.after) == ("merged", "dot.18", "dot.18"), f
+    assert "computed once with dot.18" in f.reason
+
+
+def test_recomputed_twin_of_a_fused_add_is_fused():
+    """jax 0.10.2 remat_dots_no_batch: the barrier expander runs after the last CSE before
+    fusion (dumps 0023 cse, 0024 cse_barrier_expander); the recomputed ``add.38`` and its
+    forward twin ``add.34`` are fused into identical kernels (dump 0034, ``fused@fusion``)
+    that the CSE after fusion merges (dump 0036)."""
+    r = _pair("cpu/remat_dots_no_batch")
+    f, g = r.fate_of("main.20", "add.38"), r.fate_of("main.20", "add.34")
+    assert f.fate == g.fate == "fused", (f, g)
+    assert f.fusion == g.fusion and f.fusion_kind == "kLoop"
+    assert "computed once with add.34" in f.reason
+
