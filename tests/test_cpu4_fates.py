@@ -69,3 +69,14 @@ def test_recomputed_twin_of_a_fused_add_is_fused():
     assert f.fusion == g.fusion and f.fusion_kind == "kLoop"
     assert "computed once with add.34" in f.reason
 
+
+def test_cse_merges_a_commutative_op_with_its_operands_swapped():
+    """jax 0.10.2 remat_dots_no_batch, dumps 0022 -> 0023 (cse): ``mul.265 =
+    multiply(%broadcast_in_dim.33, %add.46)`` is merged into ``mul.264 = multiply(%add.46,
+    %broadcast_in_dim.33)``: XLA's CSE ignores the operand order of commutative ops."""
+    r = _pair("cpu/remat_dots_no_batch")
+    for gone, kept in (("mul.265", "mul.264"), ("mul.201", "mul.200"), ("mul.233", "mul.232")):
+        f = r.fate_of("main.20", gone)
+        assert (f.fate, f.into) == ("merged", kept), f
+        assert f.fusion == r.fate_of("main.20", kept).fusion
+
