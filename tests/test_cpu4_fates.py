@@ -80,3 +80,14 @@ def test_cse_merges_a_commutative_op_with_its_operands_swapped():
         assert (f.fate, f.into) == ("merged", kept), f
         assert f.fusion == r.fate_of("main.20", kept).fusion
 
+
+def test_narrow_constant_whose_twin_the_matcher_paired_is_folded():
+    """mlp_bf16 (jax 0.10.2): ``constant.8`` and ``constant.9`` are both ``bf16[]
+    constant(0.01001)``. Float normalization converts each to f32 (dump 0007: ``convert.60 =
+    f32[] convert(%constant.8)``) and constant folding folds both (dump 0012); the bf16
+    broadcast ``mul.16`` of constant.8 is deleted by DCE (dump 0009). The matcher paired only
+    constant.9 with an f32 constant; its CSE twin constant.8 is folded as well, not "fused"."""
+    r = _pair("cpu/mlp_bf16")
+    for name, fate in (("constant.8", "folded"), ("constant.9", "folded"), ("mul.16", "removed")):
+        f = r.fate_of("main.4", name)
+        assert f.fate == fate and "float normalization" in f.reason, f

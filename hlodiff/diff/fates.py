@@ -72,7 +72,9 @@ class FateBuilder:
         """Why float normalization, not a later pass, took b out (None if it did not)."""
         B, A, m = self.B, self.A, self.m
         if b.opcode in ("constant", "broadcast"):
-            y = m.b2a[b.idx]
+            y = m.b2a[b.idx] if m.b2a[b.idx] >= 0 else self.borrowed.get(b.idx, -1)  # cpu4
+            if y < 0 and b.opcode == "broadcast" and B.nodes[b.operands[0]].opcode == "constant":
+                return "removed" if self._normalized(B.nodes[b.operands[0]]) else None
             if y >= 0 and (upcast_only(b.dims, A.nodes[y].dims) or  # shard2: or its shard
                            partition.widened_shard(b.inst, A.nodes[y].inst, self.nparts)):
                 # narrow constants are not upcast in place: their users read a convert of
