@@ -81,6 +81,18 @@ def test_cse_merges_a_commutative_op_with_its_operands_swapped():
         assert f.fusion == r.fate_of("main.20", kept).fusion
 
 
+def test_a_literal_held_once_is_fused_where_fusion_copied_it():
+    """jax 0.10.2 remat_dots_no_batch: one ``constant.13 = f32[] constant(3)`` before, read by
+    three layers' recomputed ops the matcher cannot tell apart; after, three copies of
+    ``constant(3)``, each inside a multiply_add_fusion (pass dumps: fused@fusion, dump
+    0034). It is fused, not "simplified away", and so is its broadcast."""
+    r = _pair("cpu/remat_dots_no_batch")
+    c, b = r.fate_of("main.20", "constant.13"), r.fate_of("main.20", "broadcast.9")
+    assert c.fate == b.fate == "fused", (c, b)
+    kernels = {c.fusion, *c.also_in}
+    assert len(kernels) == 3 and all(k.startswith("multiply_add_fusion") for k in kernels)
+
+
 def test_narrow_constant_whose_twin_the_matcher_paired_is_folded():
     """mlp_bf16 (jax 0.10.2): ``constant.8`` and ``constant.9`` are both ``bf16[]
     constant(0.01001)``. Float normalization converts each to f32 (dump 0007: ``convert.60 =
@@ -91,3 +103,16 @@ def test_narrow_constant_whose_twin_the_matcher_paired_is_folded():
     for name, fate in (("constant.8", "folded"), ("constant.9", "folded"), ("mul.16", "removed")):
         f = r.fate_of("main.4", name)
         assert f.fate == fate and "float normalization" in f.reason, f
+
+
+def test_outer_multiply_of_a_regrouped_broadcast_scale_lives_on():
+    """int8_per_channel (jax 0.10.2): ``mul.15 = multiply(convert, broadcast(0.05))``,
+    ``mul.19 = multiply(mul.15, broadcast(scales))``. Algsimp multiplies the scales first
+    (dump 0007): the kernel computes ``mul.0 = multiply(convert, broadcast(multiply.3))``
+    with ``multiply.3 = multiply(scales, broadcast(0.05))`` on f32[24]. The pass dumps:
+    mul.15 rewritten at algsimp, mul.19 fused (dump 0021) -- not "moved across a broadcast"."""
+    r = _pair("cpu/int8_per_channel")
+    outer, inner = r.fate_of("main.3", "mul.19"), r.fate_of("main.3", "mul.15")
+    assert (outer.fate, outer.after) == ("fused", "mul.0"), outer
+    assert inner.fate == "rewritten", inner
+

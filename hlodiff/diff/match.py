@@ -26,7 +26,7 @@ from .canonical import pair_wrapped
 from . import gpunames
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
-from .regroup_pairs import repair as repair_regrouped
+from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
 from .view import Node, View
 
@@ -567,10 +567,15 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
+    if repair_broadcast_scale(m):  # cpu4: the rewrite step may pair the narrow product
+        _propagate(m)
     from .dotmerge import merged_dots  # twins3: dots the dot merger combined into one
     if merged_dots(m):
         _propagate(m)
     if pair_surviving_literals(m):
+        _propagate(m)
+    from .lone_literals import pair_lone_literals  # cpu4: one literal, copies only in kernels
+    if pair_lone_literals(m):
         _propagate(m)
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants
