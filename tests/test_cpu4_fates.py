@@ -116,3 +116,14 @@ def test_outer_multiply_of_a_regrouped_broadcast_scale_lives_on():
     assert (outer.fate, outer.after) == ("fused", "mul.0"), outer
     assert inner.fate == "rewritten", inner
 
+
+def test_transpose_folded_into_a_dot_lives_in_its_operand():
+    """mlp_transposed (jax 0.10.2): dump 0009 ``%dot_general.4 = dot(%transpose.4, %a_1_.1),
+    lhs_contracting_dims={1}``; transpose-folding (dump 0010) makes it ``dot(%tanh.1,
+    %a_1_.1)``. The pass dumps put transpose.4's value where tanh.1 went (wrapped_tanh),
+    not in its consumer dot; the reason names the dot it was folded into."""
+    r = _pair("cpu/mlp_transposed")
+    f = r.fate_of("main.1", "transpose.4")
+    assert (f.fate, f.fusion) == ("rewritten", "wrapped_tanh"), f
+    assert "folded into dot_general.4" in f.reason and "tanh" in f.reason
+

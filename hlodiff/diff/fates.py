@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
-from . import inplace, sunk_broadcasts  # cpu2: changed in place, then fused; cpu4
+from . import folded_views, inplace, sunk_broadcasts  # cpu2: inplace; cpu4: the rest
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
@@ -669,6 +669,9 @@ class FateBuilder:
             f.reason = (f"transpose(dot(a, b)) rebuilt as dot(b, a) by algebraic "
                         f"simplification: {fd.name} computes the transposed value")
             return f
+        fv = folded_views.folded_transpose(m, b)  # cpu4: its users read its operand
+        if fv is not None:
+            return folded_views.fill(f, b, fv, m, self._set_after)
         r = self._replacement(b)
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users
