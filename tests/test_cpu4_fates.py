@@ -10,7 +10,7 @@ from pathlib import Path
 
 import hlodiff
 from hlodiff.diff import diff_modules
-from hlodiff.diff.accuracy import compare
+from hlodiff.diff.accuracy import compare, line_end_fates
 from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
 
 CPU4 = Path(__file__).resolve().parent.parent / "fixtures" / "cpu4"
@@ -126,4 +126,28 @@ def test_transpose_folded_into_a_dot_lives_in_its_operand():
     f = r.fate_of("main.1", "transpose.4")
     assert (f.fate, f.fusion) == ("rewritten", "wrapped_tanh"), f
     assert "folded into dot_general.4" in f.reason and "tanh" in f.reason
+
+
+def test_operands_left_behind_by_the_old_folder_transitively_are_folded():
+    """JAX 0.4.30 fft_conv1d, dump 0008 (constant_folding) folds ``concatenate.0 =
+    concatenate(constant.1, broadcast.0, constant.1)``; ``broadcast.0 = broadcast(constant.2)``
+    keeps no user and ``constant.2`` is read only by it; DCE deletes both at dump 0011.
+    Both went with the fold at 0008 (before instruction constant.38 = constant.2)."""
+    before, oracle, result = _run("old/fft_conv1d")
+    f = oracle.info("constant.38")
+    assert (f.fate, f.pass_name, f.pass_index) == ("folded", "constant_folding", 8), f
+    assert oracle.info("broadcast.39").fate == "folded"
+
+
+def test_a_rewritten_line_whose_folded_constant_was_fused_accepts_folded():
+    """JAX 0.4.30 fft_conv1d ``multiply.44``: rewritten by reshape-mover (dump 0007), folded
+    by constant_folding (0012) as constant.10, which fusion then copied into a kernel. The
+    engine's "evaluated at compile time" is the same history."""
+    before, oracle, result = _run("old/fft_conv1d")
+    assert [x[:2] for x in oracle.chain("multiply.44")] == [
+        ("rewritten", "reshape-mover"), ("folded", "constant_folding"), ("fused", "fusion")]
+    assert {"fused", "folded"} <= line_end_fates(oracle, "multiply.44")
+    assert result.fate_of("fft_3.34", "multiply.44").fate == "folded"
+    cmp = compare(before, oracle, result)
+    assert not [d for d in cmp.disagreements if d[0] == "fft_3.34"], cmp.disagreements
 
