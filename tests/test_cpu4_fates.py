@@ -151,3 +151,13 @@ def test_a_rewritten_line_whose_folded_constant_was_fused_accepts_folded():
     cmp = compare(before, oracle, result)
     assert not [d for d in cmp.disagreements if d[0] == "fft_3.34"], cmp.disagreements
 
+
+def test_wide_broadcast_of_an_iota_under_a_sunk_add_is_removed():
+    """JAX 0.4.30 linalg_qr_svd, jnp.triu: ``add.10 = add(broadcast.9, broadcast.7)`` with
+    ``broadcast.9 = broadcast(iota.8)``; algsimp computes the add on the narrow iota and
+    broadcasts the result (dump 0007); DCE deletes broadcast.9 (dump 0008: removed@dce).
+    The matcher had given it the new broadcast of the narrow add ("fused")."""
+    r = _pair("old/linalg_qr_svd")
+    for name in ("broadcast.9", "add.10"):
+        f = r.fate_of("triu.2", name)
+        assert f.fate == "removed", f

@@ -139,18 +139,24 @@ def pair_sunk(m) -> int:
 
 
 def dead_scalar_broadcasts(m) -> set[int]:
-    """Open before broadcasts of a scalar read only by ops paired as sunk: algsimp built a
-    narrow broadcast for the narrow op; the wide one was left for DCE."""
-    B = m.before
+    """Before broadcasts read only by ops paired as sunk: algsimp built a narrow broadcast
+    for the narrow op (or reads the broadcast's operand directly); the wide one was left
+    for DCE. A wide broadcast the matcher gave the new broadcast of the narrow op is one of
+    them too: JAX 0.4.30 linalg_qr_svd ``broadcast.9 = broadcast(iota.8)`` is removed by DCE
+    (dump 0008); jax 0.10.2 first rewrites ``broadcast(iota)`` into a wide iota that DCE
+    removes (linalg_qr_svd dumps 0008, 0009): its line ends removed as well."""
+    B, A = m.before, m.after
     out: set[int] = set()
     for b, how in m.how.items():
         if how != HOW:
             continue
         for o in B.nodes[b].operands:
             ob = B.nodes[o]
-            if ob.opcode == "broadcast" and m.b2a[o] < 0 and ob.operands and \
-                    _rank(B.nodes[ob.operands[0]]) == 0 and \
-                    all(m.how.get(u) == HOW for u in ob.users):
+            y = m.b2a[o]
+            if ob.opcode != "broadcast" or not ob.operands or \
+                    not all(m.how.get(u) == HOW for u in ob.users):
+                continue
+            if y < 0 or m.b2a[b] in A.nodes[y].operands:
                 out.add(o)
     return out
 
