@@ -669,7 +669,7 @@ class FateBuilder:
             f.reason = (f"transpose(dot(a, b)) rebuilt as dot(b, a) by algebraic "
                         f"simplification: {fd.name} computes the transposed value")
             return f
-        fv = folded_views.folded_transpose(m, b)  # cpu4: its users read its operand
+        fv = None if self.nparts > 1 else folded_views.folded_transpose(m, b)  # cpu4
         if fv is not None:
             return folded_views.fill(f, b, fv, m, self._set_after)
         r = self._replacement(b)

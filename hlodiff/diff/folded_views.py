@@ -22,7 +22,15 @@ def folded_transpose(m, b: Node) -> Node | None:
     if b.opcode != "transpose" or not b.operands or m.b2a[b.idx] >= 0:
         return None
     y = m.b2a[b.operands[0]]
-    return m.after.nodes[y] if y >= 0 else None
+    if y < 0:
+        return None
+    A = m.after
+    for u in b.users:  # still a transpose of its own before a user (GPU): not folded
+        z = m.b2a[u]
+        if z >= 0 and any(A.nodes[r].opcode == "transpose" and m.a2b[r] < 0 and
+                          A.nodes[r].mdims == b.mdims for r in A.nodes[z].raw_operands):
+            return None
+    return A.nodes[y]
 
 
 def fill(f, b: Node, a: Node, m, set_after):
