@@ -50,7 +50,7 @@ def run_one(d: Path, name: str, module: str | None = None) -> Comparison:
     bf = find_before_file(snaps)
     before = hlodiff.load(bf)
     after = hlodiff.load(_after(bf))
-    return compare(before, trace(snaps, before), diff_modules(before, after))
+    return compare(before, trace(snaps, before), diff_modules(before, after), after)
 
 
 def _pct(a: int, n: int) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_walk, folded_target, identities  # old2: CSE's walk, where folded constants live
-from . import folded_views, inplace, sunk_broadcasts  # cpu2: inplace; cpu4: the rest
+from . import cudnn_fused, inplace, loop_state  # cpu2: in place, then fused; gpu4
+from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from .dotrewrites import transposed_dots
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
@@ -48,59 +49,13 @@ class FateBuilder:
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.cse_first = cse_before_simplification(self.A.module)
         self.early_cse = early_cse(self.B) if self.cse_first else {}
-        self.upcast = self._upcast()
+        self.upcast = normalization.upcast(self)
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
-        self.chain_twin = gpu_cse.chain_twins(self.B) if self.gpu_cse else {}
+        self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
         self.late_views: set[int] = set()  # became a view after layout assignment
-
-    def _upcast(self) -> bytearray:
-        """1 for matched compute instructions whose narrow float type (bf16, f16) became
-        f32: the backend's float normalization computes them in f32, in place."""
-        B, A, b2a = self.B, self.A, self.m.b2a
-        out = bytearray(len(B.nodes))
-        for n in B.nodes:
-            y = b2a[n.idx]
-            if y >= 0 and n.opcode not in NOT_FOLDED and n.opcode != "convert" \
-                    and upcast_only(n.dims, A.nodes[y].dims):
-                out[n.idx] = 1
-        return out
-
-    def _normalized(self, b: Node) -> str | None:
-        """Why float normalization, not a later pass, took b out (None if it did not)."""
-        B, A, m = self.B, self.A, self.m
-        if b.opcode in ("constant", "broadcast"):
-            y = m.b2a[b.idx] if m.b2a[b.idx] >= 0 else self.borrowed.get(b.idx, -1)  # cpu4
-            if y < 0 and b.opcode == "broadcast" and B.nodes[b.operands[0]].opcode == "constant":
-                return "removed" if self._normalized(B.nodes[b.operands[0]]) else None
-            if y >= 0 and (upcast_only(b.dims, A.nodes[y].dims) or  # shard2: or its shard
-                           partition.widened_shard(b.inst, A.nodes[y].inst, self.nparts)):
-                # narrow constants are not upcast in place: their users read a convert of
-                # them, which constant folding (or algsimp, for broadcasts) replaces
-                if b.opcode == "constant":
-                    return "folded"
-                return "removed"
-            return None
-        if b.opcode != "convert" or not b.operands or not b.dims.startswith("f32["):
-            return None
-        o = B.nodes[b.operands[0]]
-        x = o
-        for _ in range(4):  # through reshapes / unit reduces algsimp took away
-            if self.upcast[x.idx] or m.b2a[x.idx] >= 0 or not x.operands or \
-                    x.opcode not in ("reshape", "reduce", "bitcast", "copy", "transpose"):
-                break
-            x = B.nodes[x.operands[0]]
-        if self.upcast[x.idx]:
-            return "rewritten"  # its operand is computed in f32 now: a no-op convert
-        if not any(self.upcast) or not upcast_only(o.dims, b.dims):
-            return None
-        for u in o.users:
-            if u < b.idx and B.nodes[u].opcode != "convert":
-                # normalization converted o for an earlier user first; CSE kept that one
-                return "merged"
-        return None
 
     def _borrowed(self) -> dict[int, int]:
         """CSE survivor the matcher left open -> the after partner of a copy merged into it.
@@ -151,6 +106,7 @@ class FateBuilder:
         nodes = B.nodes
         changed: dict[str, str] = {}
         inits: dict[int, str] = {}
+        nparts = partition.num_partitions(B.module, A.module)
         for ctl, role, comp, _root, _params in B.bodies:
             w = nodes[ctl]
             y = m.b2a[ctl]
@@ -167,6 +123,8 @@ class FateBuilder:
             new = A.nodes[y].inst.called.get(role)
             if not new or comp in new:
                 continue
+            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, nparts):
+                continue  # gpu4: only the partitioner's clone, the state cut per device
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
                 inits[w.raw_operands[0]] = new[0]
@@ -452,7 +410,7 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
-        nf = self._normalized(b)
+        nf = normalization.normalized(self, b)
         if nf is not None:
             f.fate = nf
             f.reason = {"folded": "narrow-float constant converted to f32 and folded "
@@ -482,7 +440,8 @@ class FateBuilder:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
-                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip)) and \
+                    self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
+                                                     m.b2a[b.idx] >= 0)) and \
                     s not in self.late_views:
                 # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
                 # algsimp; shard helper)
@@ -505,8 +464,12 @@ class FateBuilder:
                 ys = m.b2a[b.idx]
             if ys >= 0:
                 self._set_after(f, A.nodes[ys])
+            elif sf.fate == "rewritten" and (sf.after or sf.fusion):  # gpu4: where it lives
+                f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
             f.reason = f"identical to {sb.name} (CSE)"
-            if self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
+            if self.nparts > 1 and self.gpu_cse and sf.fate == "rewritten":  # gpu4
+                f.reason = gpu_cse.merged_before_main_algsimp(sb.name)
+            elif self.nparts > 1 and b.opcode in ("constant", "broadcast"):  # shard helper
                 f.reason = (f"identical to {sb.name}: merged by the Shardy round trip "
                             f"(it keeps one of identical {b.opcode}s)")
             return f
@@ -564,7 +527,7 @@ class FateBuilder:
                 f.reason = (f"{b.opcode} moved across a reduce/broadcast by algebraic "
                             f"simplification ({b.dims} -> {a.dims}); the original became dead")
             elif self.gpu_cse and a.opcode == b.opcode and not same_dims and \
-                    gemm_fates.flattened_in_gemm(A, b, a):  # gpu2
+                    gemm_fates.flattened_in_gemm(A, b, a, self.nparts):  # gpu2, gpu4
                 f.fate = "fused"
                 f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion} (the gemm "
                             f"kernel's copy, flattened {b.dims} -> {a.dims})")
@@ -791,6 +754,7 @@ class FateBuilder:
     def all(self) -> list[InstructionFate]:
         out = [self.fate(b) for b in self.B.nodes]
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
+        cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
         duplicates.annotate(self.m, out)
         anchors.mark_uncertain_twins(self.m, out)
         return out

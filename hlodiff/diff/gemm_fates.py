@@ -78,15 +78,23 @@ def folded_into_dots(B, b: Node) -> bool:
         B.nodes[b.users[0]].opcode == "dot"
 
 
-def flattened_in_gemm(A, b: Node, a: Node) -> bool:
+def flattened_in_gemm(A, b: Node, a: Node, nparts: int = 1) -> bool:
     """``a`` (b's partner, same opcode, other dimensions) is a producer copy inside a Triton
     gemm fusion: the gemm fusion pass copies an operand's producers into the kernel on the
     dot's rank-2 operand shape (bitcasts), so the copy holds b's elements flattened
     (mlp_mixer's H100 dumps: ``mul.153 = f32[8,12,16] broadcast`` fused by priority fusion
-    into ``fusion.127`` and copied as an f32[96,16] broadcast into ``gemm_fusion_dot.2``)."""
+    into ``fusion.127`` and copied as an f32[96,16] broadcast into ``gemm_fusion_dot.2``).
+    In a program partitioned ``nparts`` ways the copy holds one device's piece: b's
+    elements divided by a number of pieces that divides ``nparts`` (attention_rms_swiglu
+    on 8 H100s, dump 0060 ``triton-gemm-rewriter``: ``mul.141 = f32[8,12,16]`` is copied into
+    ``gemm_fusion_dot.63`` as ``mul.346 = f32[12,16]``, one device's batch row; gpu4)."""
     if a.fusion < 0 or b.opcode in ("dot", "convolution") or b.inst.shape.is_tuple or \
             a.inst.shape.is_tuple:
         return False
     f = A.nodes[a.fusion]
-    return f.inst.fusion_kind == "kCustom" and \
-        a.inst.shape.num_elements == b.inst.shape.num_elements
+    if f.inst.fusion_kind != "kCustom":
+        return False
+    nb, na = b.inst.shape.num_elements, a.inst.shape.num_elements
+    if nb == na:
+        return True
+    return nparts > 1 and na > 0 and nb % na == 0 and nparts % (nb // na) == 0

@@ -40,11 +40,27 @@ def cse_in_simplification(after) -> bool:
     return compiled_for_gpu(after)
 
 
-def late_rewrite(sb: Node, fate: str, recip: set[int]) -> bool:
+def late_rewrite(sb: Node, fate: str, recip: set[int], nparts: int = 1,
+                 paired: bool = False) -> bool:
     """The survivor ``sb`` of identical copies was rewritten by a pass that runs after the
-    first CSE of the GPU pipeline: its copies were merged into it before."""
-    return fate == "rewritten" and sb.alias < 0 and sb.idx not in recip and \
-        sb.opcode in _LATE
+    first CSE of the GPU pipeline: its copies were merged into it before.
+
+    A partitioned GPU program (``nparts`` > 1) meets CSE earlier still: ``spmd-simplify``
+    runs algsimp on the global shapes, the partitioner then cuts them, and ``spmd-cleanup``
+    runs CSE before the main simplification's algsimp (the Shardy round trip, before the
+    partitioner, also keeps one of identical broadcasts: vae_step on 8 H100s, dump 0011,
+    ``broadcast.7`` merged into relu's ``max.2``). A broadcast that is only degenerate
+    per device (gpt_rope_adamw on 8 H100s: ``mul.561 = f32[8,16,16] broadcast(f32[16,16])``
+    is ``f32[1,16,16]`` per device) is rewritten by that later algsimp (dump 0028), after
+    CSE merged its copies into the first (dump 0021 ``spmd-cleanup.after_cse``: ``mul.565``
+    into ``mul.557``). Twins that the shardings cut differently are no longer identical
+    per device and are not merged: a copy that has an after instruction of its own
+    (``paired``) was not (transformer_layer on 8 H100s: ``sub.29``/``sub.33`` both
+    broadcast the same mean to f32[2,16,32]; per device one is f32[2,16,4], the other
+    f32[2,16,32], dump 0021); gpu4."""
+    if fate != "rewritten" or sb.alias >= 0 or sb.idx in recip:
+        return False
+    return sb.opcode in _LATE or (nparts > 1 and sb.opcode == "broadcast" and not paired)
 
 
 def _chain_key(B: View, n: Node, depth: int = 0) -> object:
@@ -55,10 +71,24 @@ def _chain_key(B: View, n: Node, depth: int = 0) -> object:
             _chain_key(B, B.nodes[n.raw_operands[0]], depth + 1))
 
 
-def chain_twins(B: View) -> dict[int, int]:
+def merged_before_main_algsimp(survivor: str) -> str:
+    """The reason of a copy merged in a partitioned GPU program (see :func:`late_rewrite`)."""
+    return (f"identical to {survivor}: merged before the main algebraic simplification "
+            f"rewrote {survivor} (the Shardy round trip and the partitioner's cleanup CSE "
+            "keep one of identical instructions)")
+
+
+def chain_twins(B: View, nparts: int = 1) -> dict[int, int]:
     """Alias node -> the first identical chain it is merged into (see the module text).
     Only chains whose own step is not a no-op (the node changes its operand's shape):
-    algsimp removes a direct no-op in its first round, before CSE."""
+    algsimp removes a direct no-op in its first round, before CSE.
+
+    None in a partitioned program (``nparts`` > 1): its ``spmd-simplify`` pipeline runs
+    algsimp to a fixed point before the first CSE (``spmd-cleanup``), and the chains are
+    removed one by one (transformer_layer on 8 H100s, dump 0007: ``div.34 =
+    reshape(identity broadcast)`` forwarded by algsimp itself; gpu4)."""
+    if nparts > 1:
+        return {}
     groups: dict[tuple, list[int]] = {}
     for n in B.nodes:
         if n.alias < 0 or not n.raw_operands or n.opcode not in ("reshape", "broadcast",

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
-from . import gpunames
+from . import gpunames, loop_state
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
@@ -231,7 +231,8 @@ def _propagate(m: Matching) -> int:
                 pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
                 cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
                         and not other(bx, An[y])]
-                if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a):
+                if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a) \
+                        and loop_state.index_sound(m, b, a, bx.inst.index):  # gpu4: reordered
                     # elements of paired tuples of the same arity: the same index (the
                     # partitioner and the loop passes keep a loop's state in its order)
                     c2 = [y for y in cand if An[y].opcode == "get-tuple-element"
@@ -294,6 +295,8 @@ def _bodies(m: Matching) -> None:
     for ctl, role, _c, root, params in B.bodies:
         a = m.b2a[ctl]
         if a < 0:
+            a = loop_state.reordered_loop(m, B.nodes[ctl])  # gpu4
+        if a < 0:
             continue
         lst = by_ctl.get((a, role))
         k = seen[(ctl, role)]
@@ -303,14 +306,20 @@ def _bodies(m: Matching) -> None:
         aroot, aparams = lst[k]
         for x, y in zip(params, aparams):
             x, y = B.resolve(x), A.resolve(y)
-            if _compatible(B.nodes[x], A.nodes[y]):
+            if _compatible(B.nodes[x], A.nodes[y]) or \
+                    loop_state.reordered_param(m, B.nodes[x], A.nodes[y]):  # gpu4
                 m.pair(x, y, "body")
         x, y = B.resolve(root), A.resolve(aroot)
         if _compatible(B.nodes[x], A.nodes[y]):
             m.pair(x, y, "body")
 
 
-def _similarity(m: Matching) -> int:
+def _similarity(m: Matching, settle_ties: bool = True) -> int:
+    """Pair open before nodes with the open after node of the same opcode, shape and
+    op_name whose paired neighbours agree most. With ``settle_ties`` off, a node whose best
+    candidates tie is left open: repeated code (layers of one Python loop) gives twins equal
+    keys and equal scores until a neighbour is paired, and the first tied candidate is as
+    often the other layer's; the caller pairs the rest first and settles ties last."""
     Bn, An = m.before.nodes, m.after.nodes
     bucket: dict = defaultdict(list)
     for n in _live(An):
@@ -338,6 +347,8 @@ def _similarity(m: Matching) -> int:
         if best >= 0 and best_s >= 2 and len(ties) > 1:
             ties = best_by_anchors(m, b.idx, ties)
             best = ties[0]
+            if len(ties) > 1 and not settle_ties:
+                continue
             if len(ties) > 1 and real_twins(m, ties):
                 m.twins[b.idx] = ties
         if best >= 0 and best_s >= 2:
@@ -535,9 +546,15 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     _propagate(m)
     _bodies(m)
     _propagate(m)
+    from .anchored import pair_anchored  # twins told apart by the values they read
+    while pair_anchored(m) and _propagate(m) >= 0:
+        pass
     for _ in range(3):
-        n = _similarity(m)
+        n = _similarity(m, settle_ties=False)
         n += _propagate(m)
+        if not n:
+            n = _similarity(m)
+            n += _propagate(m)
         _bodies(m)
         n += _propagate(m)
         n += _unique_buckets(m, _meta_key, "metadata")

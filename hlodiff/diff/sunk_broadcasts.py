@@ -147,16 +147,20 @@ def dead_scalar_broadcasts(m) -> set[int]:
     removes (linalg_qr_svd dumps 0008, 0009): its line ends removed as well."""
     B, A = m.before, m.after
     out: set[int] = set()
-    for b, how in m.how.items():
-        if how != HOW:
-            continue
+    # sunk: paired with an op of fewer elements (this step's pairs, or an earlier step's)
+    sunk = {b for b, how in m.how.items() if how == HOW or (
+        _sinkable(B, B.nodes[b]) is not None and B.nodes[b].opcode == A.nodes[m.b2a[b]].opcode
+        and A.nodes[m.b2a[b]].inst.shape.num_elements < B.nodes[b].inst.shape.num_elements)}
+    for b in sunk:
         for o in B.nodes[b].operands:
             ob = B.nodes[o]
             y = m.b2a[o]
             if ob.opcode != "broadcast" or not ob.operands or \
-                    not all(m.how.get(u) == HOW for u in ob.users):
+                    not all(u in sunk for u in ob.users):
                 continue
-            if y < 0 or m.b2a[b] in A.nodes[y].operands:
+            # open, or paired with the new broadcast of the narrow op or with the narrow
+            # broadcast the narrow op reads (a later matcher step may take either)
+            if y < 0 or m.b2a[b] in A.nodes[y].operands or y in A.nodes[m.b2a[b]].operands:
                 out.add(o)
     return out
 

@@ -95,6 +95,30 @@ def _forwarded(top: dict, name: str) -> str | None:
     return None
 
 
+def _may_take_index(ptop: dict, ctop: dict, r: Instruction, a: Instruction) -> bool:
+    """Whether get-tuple-element ``a`` may be ``r`` renamed (other opcodes: yes): the same
+    index, or the element moved. The Shardy round trip reorders a loop's state (gru_scan
+    gpu8, ``shardy-xla``, dump 0012 -> 0013: ``region_3``'s index 20, ``f32[16,16]`` read by
+    ``dot_general.14``, comes back as index 14, where a ``f32[8,8,16]`` was; index 18 as 20).
+    A move shows as a place that no longer fits: the old tuple holds at ``a``'s index
+    nothing ``a`` can be, or the new tuple at ``r``'s index nothing ``r`` can be. Where both
+    still fit, another index is another value: the round trip re-creates an element that
+    algsimp had removed under a new name (gru_scan gpu8 ``region_0``: ``get-tuple-element.19``
+    of index 1 is rewritten at algsimp, dump 0006; the round trip's new index-1
+    ``get-tuple-element.1``, dump 0013, is not the index-13 ``get-tuple-element.31``, whose
+    rename is the index-13 ``get-tuple-element.13``) (gpu4)."""
+    if a.opcode != "get-tuple-element" or r.index == a.index or a.index is None or \
+            r.index is None or not r.operands or not a.operands:
+        return True
+    pt, ct = ptop.get(r.operands[0]), ctop.get(a.operands[0])
+    if pt is None or ct is None or not pt.shape.is_tuple or not ct.shape.is_tuple:
+        return True
+    ps, cs = pt.shape.tuple_shapes, ct.shape.tuple_shapes
+    if a.index >= len(ps) or r.index >= len(cs):
+        return True
+    return not shard_of(ps[a.index], a.shape) or not shard_of(r.shape, cs[r.index])
+
+
 def loose_renames(prev, cur, removed: list[str], added: list[str],
                    c2p: dict[str, str], renamed: dict[str, str]) -> None:
     """Renames across a sharding pass: the same opcode and op_name, reading the same values
@@ -146,6 +170,8 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
                 continue
             if not shard_of(r.shape, a.shape):
                 continue  # (the partitioner's own index arithmetic shares op_names)
+            if not _may_take_index(ptop, ctop, r, a):
+                continue
             if r.literal is not None and r.shape == a.shape and r.literal != a.literal:
                 continue  # another constant (only a sliced constant changes its literal)
             sc, bad = 0, False
