@@ -17,7 +17,7 @@ fingerprint formed, never join new ones. Linear in the module's instructions.
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction, Module
-from .view import View
+from .view import CSE_COMMUTATIVE, View
 
 _KEYS = ("direction", "slice", "lhs_contracting_dims", "rhs_contracting_dims",
          "lhs_batch_dims", "rhs_batch_dims", "iota_dimension", "comparison_type",
@@ -95,6 +95,8 @@ def called_fingerprints(view: View) -> list[int]:
                     comps = _computation_hashes(module)
                 own = hash(tuple(comps.get(c, 0) for c in m.inst.calls))
             sub = tuple(out[o] for o in m.operands if out[o])
+            if m.opcode in CSE_COMMUTATIVE:  # a*b and b*a are one to CSE (cpu4)
+                sub = tuple(sorted(sub))
             out[i] = hash((own, sub)) if (own or sub) else 0
             state[i] = 2
             stack.pop()

@@ -6,6 +6,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
+from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -30,6 +31,7 @@ class FateBuilder:
         self.cse_first = cse_before_simplification(self.A.module)  # (cse4: used below)
         self.recip, self.shared_div = spmd_cse.shared_divisors(  # cse4: CSE met them first
             m, rebuilt_reciprocals(m), self.cse_first)  # divisors algsimp made reciprocals
+        self.sunk_dead = sunk_broadcasts.dead_scalar_broadcasts(m)  # cpu4
         # gpu helper: CSE inside the simplification loop, calls inlined first (gpu_cse.py)
         self.gpu_cse = gpu_cse.cse_in_simplification(self.A.module)
         # old2: CPU CSE walks the live graph in post order too (cse_walk.py)
@@ -49,57 +51,13 @@ class FateBuilder:
             m, gone | self.recip, self.order) if gone else self.survivor)
         self.borrowed = self._borrowed()
         self.early_cse = early_cse(self.B) if self.cse_first else {}
-        self.upcast = self._upcast()
+        self.upcast = normalization.upcast(self)
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
         self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
         self.late_views: set[int] = set()  # became a view after layout assignment
-
-    def _upcast(self) -> bytearray:
-        """1 for matched compute instructions whose narrow float type (bf16, f16) became
-        f32: the backend's float normalization computes them in f32, in place."""
-        B, A, b2a = self.B, self.A, self.m.b2a
-        out = bytearray(len(B.nodes))
-        for n in B.nodes:
-            y = b2a[n.idx]
-            if y >= 0 and n.opcode not in NOT_FOLDED and n.opcode != "convert" \
-                    and upcast_only(n.dims, A.nodes[y].dims):
-                out[n.idx] = 1
-        return out
-
-    def _normalized(self, b: Node) -> str | None:
-        """Why float normalization, not a later pass, took b out (None if it did not)."""
-        B, A, m = self.B, self.A, self.m
-        if b.opcode in ("constant", "broadcast"):
-            y = m.b2a[b.idx]
-            if y >= 0 and (upcast_only(b.dims, A.nodes[y].dims) or  # shard2: or its shard
-                           partition.widened_shard(b.inst, A.nodes[y].inst, self.nparts)):
-                # narrow constants are not upcast in place: their users read a convert of
-                # them, which constant folding (or algsimp, for broadcasts) replaces
-                if b.opcode == "constant":
-                    return "folded"
-                return "removed"
-            return None
-        if b.opcode != "convert" or not b.operands or not b.dims.startswith("f32["):
-            return None
-        o = B.nodes[b.operands[0]]
-        x = o
-        for _ in range(4):  # through reshapes / unit reduces algsimp took away
-            if self.upcast[x.idx] or m.b2a[x.idx] >= 0 or not x.operands or \
-                    x.opcode not in ("reshape", "reduce", "bitcast", "copy", "transpose"):
-                break
-            x = B.nodes[x.operands[0]]
-        if self.upcast[x.idx]:
-            return "rewritten"  # its operand is computed in f32 now: a no-op convert
-        if not any(self.upcast) or not upcast_only(o.dims, b.dims):
-            return None
-        for u in o.users:
-            if u < b.idx and B.nodes[u].opcode != "convert":
-                # normalization converted o for an earlier user first; CSE kept that one
-                return "merged"
-        return None
 
     def _borrowed(self) -> dict[int, int]:
         """CSE survivor the matcher left open -> the after partner of a copy merged into it.
@@ -450,6 +408,8 @@ class FateBuilder:
             elif r != b.idx and (sf := self._survivor_fate(B.nodes[r])).fate != "folded":
                 f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
             return f
+        if b.idx in self.sunk_dead:  # cpu4: left for DCE by broadcast sinking
+            return sunk_broadcasts.dead_fate(f, b, m)
         if b.idx in self.recip:
             f.fate = "rewritten"
             f.reason = ("divisor rebuilt as a reciprocal: algebraic simplification turned "
@@ -458,7 +418,7 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
-        nf = self._normalized(b)
+        nf = normalization.normalized(self, b)
         if nf is not None:
             f.fate = nf
             f.reason = {"folded": "narrow-float constant converted to f32 and folded "
@@ -680,6 +640,9 @@ class FateBuilder:
             f.reason = (f"transpose(dot(a, b)) rebuilt as dot(b, a) by algebraic "
                         f"simplification: {fd.name} computes the transposed value")
             return f
+        fv = None if self.nparts > 1 else folded_views.folded_transpose(m, b)  # cpu4
+        if fv is not None:
+            return folded_views.fill(f, b, fv, m, self._set_after)
         r = self._replacement(b)
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users

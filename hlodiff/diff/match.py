@@ -28,7 +28,8 @@ from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
 from .partition import may_be_piece
-from .regroup_pairs import repair as repair_regrouped
+from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
+from .sunk_broadcasts import pair_sunk
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
@@ -595,6 +596,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
         _propagate(m)
     repair_regrouped(m)  # old2: (x*c1)*c2 -> x*(c1*c2) lives on as the outer one
+    if pair_sunk(m):  # cpu4: op(broadcast(x), broadcast(c)) -> broadcast(op(x, c))
+        _propagate(m)
     if pair_wrapped(m):  # canonicalized dots/convolutions under their wrapper views
         _propagate(m)
     if sharded:  # shard helper: dots algsimp rebuilt on squeezed per-device shapes
@@ -611,10 +614,15 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
+    if repair_broadcast_scale(m):  # cpu4: the rewrite step may pair the narrow product
+        _propagate(m)
     from .dotmerge import merged_dots  # twins3: dots the dot merger combined into one
     if merged_dots(m):
         _propagate(m)
     if pair_surviving_literals(m):
+        _propagate(m)
+    from .lone_literals import pair_lone_literals  # cpu4: one literal, copies only in kernels
+    if pair_lone_literals(m):
         _propagate(m)
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants

@@ -68,3 +68,44 @@ def repair(m) -> int:
         m.how.pop(b.idx, None)
         c += m.pair(o.idx, a.idx, "regrouped")
     return c
+
+
+def repair_broadcast_scale(m) -> int:
+    """``(x * broadcast(c)) * broadcast(s)`` regrouped as ``x * broadcast(s * c)`` (cpu4).
+
+    Algsimp multiplies the two scales on their narrow shape and broadcasts the product
+    once; the new instruction takes the place of the *outer* multiply. Evidence, jax 0.10.2
+    int8_per_channel (unseen zoo): ``mul.15 = multiply(convert, broadcast(0.05))``, ``mul.19 =
+    multiply(mul.15, broadcast(scales))``; the pass dumps: mul.15 rewritten at algsimp (dump
+    0007), mul.19 fused (0021), computed as ``mul.0 = multiply(convert, broadcast(multiply.3))``
+    with ``multiply.3 = multiply(scales, broadcast(0.05))`` on f32[24]. The matcher paired the
+    inner one with ``mul.0`` and the outer one with the narrow ``multiply.3``.
+
+    When the partner of the inner instruction reads, through a broadcast, the partner of its
+    only user (same opcode, a broadcast operand of its own), that partner being narrower, the
+    outer instruction takes the inner one's partner and the narrow product goes unpaired."""
+    B, A = m.before, m.after
+    c = 0
+    for b in B.nodes:
+        if b.alias >= 0 or b.opcode not in ("multiply", "add") or m.b2a[b.idx] < 0 or \
+                len(b.users) != 1:
+            continue
+        o = B.nodes[b.users[0]]
+        z = m.b2a[o.idx]
+        if o.opcode != b.opcode or z < 0 or o.mdims != b.mdims or len(o.operands) != 2:
+            continue
+        other = o.operands[1] if o.operands[0] == b.idx else o.operands[0]
+        if B.nodes[other].opcode != "broadcast" or _split(B, b) is None:
+            continue
+        a = A.nodes[m.b2a[b.idx]]
+        zn = A.nodes[z]
+        if a.opcode != b.opcode or a.mdims != o.mdims or zn.mdims == o.mdims or \
+                not any(A.nodes[w].opcode == "broadcast" and z in A.nodes[w].operands
+                        for w in a.operands):
+            continue
+        for x, y in ((b.idx, a.idx), (o.idx, z)):
+            m.b2a[x] = -1
+            m.a2b[y] = -1
+            m.how.pop(x, None)
+        c += m.pair(o.idx, a.idx, "regrouped")
+    return c

@@ -59,6 +59,21 @@ def _targets(f: InstructionFate, fates: dict) -> list[str]:
     return out
 
 
+def _twin_fate(good: InstructionFate) -> str:
+    """The category of a recomputed twin whose value its forward twin ``good`` computes
+    (cpu4 helper). A twin kept at top level: only CSE can have taken the other one
+    ("merged"). A twin fused into a loop kernel: on CPU the barrier expander runs after the
+    last CSE before fusion (jax 0.10.2 remat_dots_no_batch dumps: 0023 cse, 0024
+    cse_barrier_expander), so the twins were fused into identical kernels and the CSE after
+    fusion (dump 0036) merged the kernels: "fused". Otherwise (a library kernel, a rewrite):
+    "rewritten"."""
+    if good.fate == "kept":
+        return "merged"
+    if good.fate == "fused" and good.fusion_kind in ("kLoop", "kInput", "kOutput"):
+        return "fused"
+    return "rewritten"
+
+
 def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> int:
     """Give a twin whose fate names a look-alike of another opcode the kernel of its
     partner (the one value CSE kept). Returns how many fates changed."""
@@ -79,9 +94,9 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> int:
                     continue
                 if (bad.fusion or bad.after) == (good.fusion or good.after):
                     continue
-                bad.fate = "rewritten"  # its value is computed by its twin's instruction
+                bad.fate = _twin_fate(good)  # its value is computed by its twin's instruction
                 bad.after, bad.fusion, bad.fusion_kind = good.after, good.fusion, good.fusion_kind
-                bad.into = None
+                bad.into = good.before if bad.fate == "merged" else None
                 bad.reason = (f"computed once with {good.before}, its identical twin across a "
                               "jax.checkpoint barrier (CSE once the barrier was removed)")
                 bad.candidates = []

@@ -30,6 +30,10 @@ _ATTR_KEYS = ("direction", "slice", "lhs_contracting_dims", "rhs_contracting_dim
               "mantissa_bits")
 
 
+# XLA's CSE treats these as identical with their operands swapped (jax 0.10.2
+# remat_dots_no_batch, dumps 0022 -> 0023: ``mul.265 = multiply(%broadcast_in_dim.33,
+# %add.46)`` merged into ``mul.264 = multiply(%add.46, %broadcast_in_dim.33)``)
+CSE_COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
 _NARROW_RE = re.compile(r"\b(?:bf16|f16)\[")
 _MDIMS: dict[str, str] = {}
 
@@ -365,7 +369,10 @@ def _finish(view: View) -> None:
                     pushed = True
             if pushed:
                 continue
-            m.fp = hash((m.sig, tuple(nodes[o].fp for o in m.operands)))
+            ofp = tuple(nodes[o].fp for o in m.operands)
+            if m.opcode in CSE_COMMUTATIVE:  # XLA's CSE merges a*b and b*a (cpu4)
+                ofp = tuple(sorted(ofp))
+            m.fp = hash((m.sig, ofp))
             state[i] = 2
             stack.pop()
 
