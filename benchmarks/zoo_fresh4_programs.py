@@ -1,5 +1,13 @@
-"""Fourth fresh set: 24 JAX programs written by the lead at the start of the 2026-11-23 late
-session, kept outside the repository and shown to no helper until the final check."""
+"""Fourth fresh set: 25 JAX programs written by the lead at the start of the 2026-11-23 late
+session. Measured once untouched (the session's start figures in RESULTS.md), then tuned on:
+the lead diagnosed its misses (the anchored matcher step came from alibi_decoder_layers) and
+helper cse4 worked on its sharded programs. alibi_decoder_layers does not compile for the
+deviceless H100 (jax 0.10.2: "Couldn't find output tile sizes" for a Triton gemm). Same
+interface as zoo_programs.py::
+
+    HLODIFF_ZOO_PROGRAMS=zoo_fresh4_programs python benchmarks/zoo.py --out benchmarks/data/fresh4
+    HLODIFF_ZOO_PROGRAMS=zoo_fresh4_programs python benchmarks/accuracy.py --data benchmarks/data/fresh4
+"""
 
 from __future__ import annotations
 
