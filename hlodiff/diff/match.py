@@ -351,10 +351,10 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
             elif s == best_s and s > 0:
                 ties.append(y)
         if best >= 0 and best_s >= 2 and len(ties) > 1:
+            if not settle_ties:
+                continue  # anchors are costly and weigh more once the rest is paired
             ties = best_by_anchors(m, b.idx, ties)
             best = ties[0]
-            if len(ties) > 1 and not settle_ties:
-                continue
             if len(ties) > 1 and real_twins(m, ties):
                 m.twins[b.idx] = ties
         if best >= 0 and best_s >= 2:
