@@ -68,7 +68,6 @@ def test_named_kernels_compute_from_the_instructions_parameters(diff):
     assert not wrong, wrong[:5]
 
 
-
 def test_kernels_inside_parallel_wrapper_calls_count_as_the_call():
     """Scoring (benchmarks/accuracy.py): JAX 0.4.x's XLA:CPU outlines a fusion it splits into
     parallel tasks into ``call(...), to_apply=parallel_fusion.N`` holding ``fusion.N.clone``.

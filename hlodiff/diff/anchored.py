@@ -9,17 +9,16 @@ Structural propagation (:func:`hlodiff.diff.match._propagate`) demands equal sha
 stops at the parameter, and the later value-based steps then pair the whole layer with its
 twin's kernels as often as not.
 
-This step pairs an open before instruction with an open after instruction of the same
-opcode, op_name and source line that reads (directly or through views: bitcast, reshape,
-transpose, copy) the partner of one of its own paired operands, when that after
-instruction is the only such candidate and no other open before instruction proposes it.
-The operand decides which twin it is, so the pair is not a guess."""
+This step keys every open instruction by a paired value it reads (directly or through
+views: bitcast, reshape, transpose, copy), its opcode, op_name and source line, and pairs
+a before and an after instruction when they are the only open ones of their key on each
+side. The value read decides which twin it is, so the pair is not a guess."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
-# after-side data movement the rebuilt instruction may read its operand through
+# data movement an instruction may read its operand through (either side)
 _VIEWS = frozenset({"bitcast", "reshape", "transpose", "copy"})
 _SKIP = frozenset({"parameter", "constant", "tuple", "get-tuple-element"}) | _VIEWS
 
@@ -87,14 +86,6 @@ def pair_anchored(m) -> int:
         al = akeys.get(k)
         if al and len(bl) == 1 and len(al) == 1 and _holds(Bn[bl[0]], An[al[0]]):
             choice[bl[0]].add(al[0])
-    taken: dict[int, int] = defaultdict(int)
-    for bi, us in choice.items():
-        if len(us) == 1:
-            taken[next(iter(us))] += 1
-    c = 0
-    for bi, us in choice.items():
-        if len(us) == 1:
-            u = next(iter(us))
-            if taken[u] == 1:
-                c += m.pair(bi, u, "anchored")
-    return c
+    sole = {bi: next(iter(us)) for bi, us in choice.items() if len(us) == 1}
+    taken = Counter(sole.values())
+    return sum(m.pair(bi, u, "anchored") for bi, u in sole.items() if taken[u] == 1)

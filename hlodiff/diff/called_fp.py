@@ -17,7 +17,7 @@ fingerprint formed, never join new ones. Linear in the module's instructions.
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction, Module
-from .view import CSE_COMMUTATIVE, View
+from .view import CSE_COMMUTATIVE, View, operands_first
 
 _KEYS = ("direction", "slice", "lhs_contracting_dims", "rhs_contracting_dims",
          "lhs_batch_dims", "rhs_batch_dims", "iota_dimension", "comparison_type",
@@ -72,32 +72,15 @@ def called_fingerprints(view: View) -> list[int]:
     nodes = view.nodes
     comps: dict[str, int] | None = None
     out = [0] * len(nodes)
-    state = bytearray(len(nodes))
-    for n in nodes:
-        if n.alias >= 0 or state[n.idx] == 2:
-            continue
-        stack = [n.idx]
-        state[n.idx] = 1
-        while stack:
-            i = stack[-1]
-            m = nodes[i]
-            pushed = False
-            for o in m.operands:
-                if state[o] == 0:
-                    state[o] = 1
-                    stack.append(o)
-                    pushed = True
-            if pushed:
-                continue
-            own = 0
-            if m.inst.calls and m.opcode not in ("call", "fusion"):
-                if comps is None:
-                    comps = _computation_hashes(module)
-                own = hash(tuple(comps.get(c, 0) for c in m.inst.calls))
-            sub = tuple(out[o] for o in m.operands if out[o])
-            if m.opcode in CSE_COMMUTATIVE:  # a*b and b*a are one to CSE (cpu4)
-                sub = tuple(sorted(sub))
-            out[i] = hash((own, sub)) if (own or sub) else 0
-            state[i] = 2
-            stack.pop()
+    for i in operands_first(nodes):
+        m = nodes[i]
+        own = 0
+        if m.inst.calls and m.opcode not in ("call", "fusion"):
+            if comps is None:
+                comps = _computation_hashes(module)
+            own = hash(tuple(comps.get(c, 0) for c in m.inst.calls))
+        sub = tuple(out[o] for o in m.operands if out[o])
+        if m.opcode in CSE_COMMUTATIVE:  # a*b and b*a are one to CSE (cpu4)
+            sub = tuple(sorted(sub))
+        out[i] = hash((own, sub)) if (own or sub) else 0
     return out

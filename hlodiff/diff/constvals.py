@@ -50,3 +50,16 @@ def gpu_after(m) -> bool:
         from ..analysis.backend import compiled_for_gpu
         g = m._gpu_after = compiled_for_gpu(m.after.module)
     return g
+
+
+def literal_through(view: View, i: int, carry) -> object:
+    """The literal of the constant that node ``i`` carries through at most four views of
+    the opcodes in ``carry`` (a broadcast or reshape of ``constant(2)``...), or None."""
+    n = view.nodes[i]
+    for _ in range(4):
+        if n.opcode == "constant":
+            return n.inst.literal
+        if n.opcode not in carry or not n.operands:
+            return None
+        n = view.nodes[n.operands[0]]
+    return None

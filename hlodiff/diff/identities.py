@@ -12,6 +12,7 @@ broadcast(Arg_1.24)`` with Arg_1.24 bound to ``constant.44 = 0``, read only by
 
 from __future__ import annotations
 
+from .constvals import literal_through
 from .view import View
 
 _ZERO = {"0", "-0", "0.0", "-0.0", "false"}
@@ -19,14 +20,8 @@ _ONE = {"1", "1.0", "true"}
 
 
 def _literal(v: View, i: int) -> str | None:
-    n = v.nodes[i]
-    for _ in range(4):
-        if n.opcode == "constant":
-            return str(n.inst.literal).strip()
-        if n.opcode not in ("broadcast", "reshape", "bitcast") or not n.operands:
-            return None
-        n = v.nodes[n.operands[0]]
-    return None
+    lit = literal_through(v, i, ("broadcast", "reshape", "bitcast"))
+    return None if lit is None else str(lit).strip()
 
 
 def _identity_use(v: View, u: int, i: int, lit: str) -> bool:

@@ -13,6 +13,7 @@ partners and none reads the paired constant, the pairing is a look-alike and is 
 
 from __future__ import annotations
 
+from .constvals import literal_through
 from .view import Node, View
 
 _CARRY = ("broadcast", "reshape", "convert", "bitcast", "copy", "transpose")
@@ -61,14 +62,7 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int) -> int:
 
 
 def _literal_under(v: View, n: Node) -> object:
-    x = n
-    for _ in range(4):
-        if x.opcode == "constant":
-            return x.inst.literal
-        if x.opcode not in _CARRY or not x.operands:
-            return None
-        x = v.nodes[x.operands[0]]
-    return None
+    return literal_through(v, n.idx, _CARRY)
 
 
 def rebuilt_on_new_constant(B: View, A: View, b: Node, a: Node) -> bool:

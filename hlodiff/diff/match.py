@@ -571,8 +571,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     _bodies(m)
     _propagate(m)
     from .anchored import pair_anchored  # twins told apart by the values they read
-    while pair_anchored(m) and _propagate(m) >= 0:
-        pass
+    while pair_anchored(m):
+        _propagate(m)
     for _ in range(3):
         n = _similarity(m, settle_ties=False)
         n += _propagate(m)

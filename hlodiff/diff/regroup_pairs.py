@@ -17,18 +17,13 @@ own) has no partner, the pair belongs to the outer one.
 
 from __future__ import annotations
 
+from .constvals import literal_through
+
 _CARRY = ("broadcast", "reshape", "convert", "bitcast", "copy")
 
 
 def _literal(v, i: int):
-    n = v.nodes[i]
-    for _ in range(4):
-        if n.opcode == "constant":
-            return n.inst.literal
-        if n.opcode not in _CARRY or not n.operands:
-            return None
-        n = v.nodes[n.operands[0]]
-    return None
+    return literal_through(v, i, _CARRY)
 
 
 def _split(v, n):
@@ -41,18 +36,26 @@ def _split(v, n):
     return (n.operands[1], l0) if l0 is not None else (n.operands[0], l1)
 
 
+def _inner_links(m):
+    """(b, its only user) for each paired before add or multiply with one user: the inner
+    link of a chain algsimp may have regrouped. Checked as the walk reaches b (the repairs
+    re-pair as they go)."""
+    nodes = m.before.nodes
+    for b in nodes:
+        if b.alias >= 0 or b.opcode not in ("multiply", "add") or m.b2a[b.idx] < 0 or \
+                len(b.users) != 1:
+            continue
+        yield b, nodes[b.users[0]]
+
+
 def repair(m) -> int:
     """Move pairs from the inner to the outer instruction of regrouped chains."""
     B, A = m.before, m.after
     c = 0
-    for b in B.nodes:
-        if b.alias >= 0 or b.opcode not in ("multiply", "add") or m.b2a[b.idx] < 0 or \
-                len(b.users) != 1:
-            continue
+    for b, o in _inner_links(m):
         inner = _split(B, b)
         if inner is None:
             continue
-        o = B.nodes[b.users[0]]
         if o.opcode != b.opcode or m.b2a[o.idx] >= 0 or o.mdims != b.mdims or \
                 len(o.operands) != 2 or b.idx not in o.operands:
             continue
@@ -86,11 +89,7 @@ def repair_broadcast_scale(m) -> int:
     outer instruction takes the inner one's partner and the narrow product goes unpaired."""
     B, A = m.before, m.after
     c = 0
-    for b in B.nodes:
-        if b.alias >= 0 or b.opcode not in ("multiply", "add") or m.b2a[b.idx] < 0 or \
-                len(b.users) != 1:
-            continue
-        o = B.nodes[b.users[0]]
+    for b, o in _inner_links(m):
         z = m.b2a[o.idx]
         if o.opcode != b.opcode or z < 0 or o.mdims != b.mdims or len(o.operands) != 2:
             continue

@@ -16,6 +16,7 @@ are *transparent*: they exist (they get a fate) but are skipped by the structure
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..hlo.frames import user_location
 from ..hlo.model import Computation, Instruction, Module
@@ -352,6 +353,17 @@ def _finish(view: View) -> None:
                  inst.custom_call_target, extra,
                  inst.parameter_number if n.opcode == "parameter" else None,
                  n.comp if n.opcode == "parameter" else None)
+    for i in operands_first(nodes):
+        m = nodes[i]
+        ofp = tuple(nodes[o].fp for o in m.operands)
+        if m.opcode in CSE_COMMUTATIVE:  # XLA's CSE merges a*b and b*a (cpu4)
+            ofp = tuple(sorted(ofp))
+        m.fp = hash((m.sig, ofp))
+
+
+def operands_first(nodes: list[Node]) -> Iterator[int]:
+    """Every node reachable from a live node (``alias < 0``), each once, after all its
+    operands: iterative, for deep graphs. Subgraph fingerprints are built in this order."""
     state = bytearray(len(nodes))  # 0 new, 1 on the stack, 2 done
     for n in nodes:
         if n.alias >= 0 or state[n.idx] == 2:
@@ -360,21 +372,17 @@ def _finish(view: View) -> None:
         state[n.idx] = 1
         while stack:
             i = stack[-1]
-            m = nodes[i]
             pushed = False
-            for o in m.operands:
+            for o in nodes[i].operands:
                 if state[o] == 0:
                     state[o] = 1
                     stack.append(o)
                     pushed = True
             if pushed:
                 continue
-            ofp = tuple(nodes[o].fp for o in m.operands)
-            if m.opcode in CSE_COMMUTATIVE:  # XLA's CSE merges a*b and b*a (cpu4)
-                ofp = tuple(sorted(ofp))
-            m.fp = hash((m.sig, ofp))
             state[i] = 2
             stack.pop()
+            yield i
 
 
 def before_view(module: Module) -> View:
