@@ -14,6 +14,7 @@ from .partitioning import clone_renames as _clone_renames, unsharded_key as _uns
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
+from .foldresults import folded_results
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
@@ -297,8 +298,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 continue
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
+        # cpu5: a constant the folder made is not a rename of a look-alike it consumed
+        fres = folded_results(ptop, ctop, removed, added) if kind == "folded" else set()
         for n in added:
-            if n in c2p:
+            if n in c2p or n in fres:
                 continue
             a = ctop[n]
             ops = tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o) for o in a.operands)

@@ -1,0 +1,34 @@
+"""Single-device CPU fates, fifth round (issue 9; cpu5 helper).
+
+Fixtures: fixtures/cpu5 (XLA's pass dumps of CPU programs, written by
+fixtures/generate_cpu5.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
+
+CPU5 = Path(__file__).resolve().parent.parent / "fixtures" / "cpu5"
+
+
+def _run(program: str):
+    snaps = find_pass_dumps(CPU5 / program)
+    bp = find_before_file(snaps)
+    before = hlodiff.load(bp)
+    after = hlodiff.load(next(bp.parent.glob("*cpu_after_optimizations.txt")))
+    return before, trace(snaps, before), diff_modules(before, after)
+
+
+def test_folder_result_is_not_a_rename_of_a_consumed_lookalike():
+    """asym_uint8_quant: ``round.6 = round-nearest-even(constant.19)`` with ``constant.19 =
+    f32[] constant(-0)``; constant_folding (dump 0008) evaluates it into ``constant.8 =
+    constant(-0)``, which carries round.6's op_name (.../jit(round)/round). constant.19 was
+    folded with its reader, not renamed to the new constant of the same literal."""
+    _, oracle, result = _run("cpu/asym_uint8_quant")
+    info = oracle.info("constant.19")
+    assert (info.fate, info.pass_name) == ("folded", "constant_folding"), info
+    assert result.fate_of("main.11", "constant.19").fate == "folded"
