@@ -32,3 +32,23 @@ def test_folder_result_is_not_a_rename_of_a_consumed_lookalike():
     info = oracle.info("constant.19")
     assert (info.fate, info.pass_name) == ("folded", "constant_folding"), info
     assert result.fate_of("main.11", "constant.19").fate == "folded"
+
+
+def _pair(program: str):
+    d = CPU5 / program
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    return diff_modules(before, after)
+
+
+def test_literal_with_untraced_readers_is_found_by_its_fused_copy():
+    """searchsorted_bucketize: ``closed_call.2`` (inlined into a while body) reads
+    ``broadcast.3 = broadcast(constant.12 = constant(nan))`` and a broadcast of 0. Its
+    readers are hoisted or rebuilt by the loop passes (no partners); the pass dumps follow
+    the literals into ``compare_select_fusion.1`` (dump 0044: fused), where copies carry the
+    inlined call's op_name. Not "simplified away"; the loop's fusion, not the hoisted
+    ``xor_select_fusion`` outside the loop."""
+    r = _pair("cpu/searchsorted_bucketize")
+    for name in ("constant.12", "broadcast.3", "constant.13", "broadcast.4"):
+        f = r.fate_of("closed_call.2", name)
+        assert (f.fate, f.fusion) == ("fused", "compare_select_fusion.1"), f

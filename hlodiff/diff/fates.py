@@ -7,6 +7,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
+from . import named_copies  # cpu5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -58,6 +59,7 @@ class FateBuilder:
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
         self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
         self.late_views: set[int] = set()  # became a view after layout assignment
+        self._named: tuple | None = None  # cpu5
 
     def _borrowed(self) -> dict[int, int]:
         """CSE survivor the matcher left open -> the after partner of a copy merged into it.
@@ -250,6 +252,13 @@ class FateBuilder:
             elif i not in surv and not (self.gpu_cse and self.untraced[i]):  # gpu2: inlined
                 gone.add(i)
         return out
+
+    def named_index(self) -> tuple:
+        """cpu5: literal copies by op_name, before loop computations (named_copies.py)."""
+        if self._named is None:
+            self._named = (named_copies.FusedCopies(self.A, self.m.a2b),
+                           named_copies.loop_comps(self.B))
+        return self._named
 
     def _folds_reshape(self, n: Node) -> bool:
         """A reshape of a constant, or of a value constant folding evaluates, is folded
@@ -504,6 +513,8 @@ class FateBuilder:
             y = self._loop_partner(b)
         if y < 0 and self.live[b.idx]:  # gpu helper (old2: any backend): fused constant copies
             y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
+        if y < 0 and self.live[b.idx] and not self.gpu_cse:  # cpu5: readers untraced
+            y = named_copies.fused_copy_by_name(B, A, m.b2a, *self.named_index(), b)
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
