@@ -52,3 +52,17 @@ def test_literal_with_untraced_readers_is_found_by_its_fused_copy():
     for name in ("constant.12", "broadcast.3", "constant.13", "broadcast.4"):
         f = r.fate_of("closed_call.2", name)
         assert (f.fate, f.fusion) == ("fused", "compare_select_fusion.1"), f
+
+
+def test_loop_of_nested_same_named_calls_is_found_rebuilt():
+    """searchsorted_bucketize: the while sits in ``vmap(jit(f))`` called from ``vmap(jit(f))``.
+    XLA's call inliner works bottom-up and writes the segment once (dump 0008:
+    ``.../jit(_searchsorted_scan_impl)/vmap(jit(_searchsorted_scan_impl))/while``); the
+    before while's composed op_name repeats it, so its rebuilt partner (``while.19``, body
+    ``wide.region_0.3.clone.clone`` after loop-invariant code motion, dump 0013) was not
+    found and the loop counter was called "unchanged"."""
+    r = _pair("cpu/searchsorted_bucketize")
+    for comp, name in (("region_0.3", "get-tuple-element.5"), ("region_0.3", "add.4"),
+                       ("region_1.4", "lt.2"), ("region_1.4", "get-tuple-element.15")):
+        f = r.fate_of(comp, name)
+        assert f.fate == "rewritten" and "while loop rebuilt" in f.reason, f

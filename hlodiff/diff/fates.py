@@ -197,7 +197,8 @@ class FateBuilder:
         op_name that no other before instruction claims but its own init tuple."""
         A, m = self.A, self.m
         init = w.raw_operands[0] if w.raw_operands else -1
-        cands = [x.idx for x in A.nodes if x.opcode == "while" and x.op_name == w.op_name
+        op = named_copies.collapsed(w.op_name)  # cpu5: vmap(f)/vmap(f) written once
+        cands = [x.idx for x in A.nodes if x.opcode == "while" and x.op_name in (w.op_name, op)
                  and m.a2b[x.idx] in (-1, init)]
         return cands[0] if len(cands) == 1 else -1
 

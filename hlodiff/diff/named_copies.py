@@ -33,17 +33,23 @@ def _literal_node(v: View, n: Node) -> bool:
         v.nodes[n.operands[0]].opcode == "constant"
 
 
-def _key(n: Node) -> str | None:
-    """The op_name with consecutive repeated path segments collapsed: the view prefixes a
-    nested call's op_name once per call level (``vmap(f)/vmap(f)/while``) where XLA's
-    inliner wrote it once."""
-    if n.op_name is None:
-        return None
+def collapsed(op_name: str | None) -> str | None:
+    """``op_name`` with consecutive repeated path segments collapsed. XLA's call inliner
+    works bottom-up and leaves an op_name alone that already starts with the call's, so
+    ``vmap(f)`` called from ``vmap(f)`` prefixes once (searchsorted_bucketize dump 0008:
+    ``.../jit(_searchsorted_scan_impl)/vmap(jit(_searchsorted_scan_impl))/while``); the
+    view prefixes the full path top-down and writes the segment twice."""
+    if op_name is None or "/" not in op_name:
+        return op_name
     out: list[str] = []
-    for seg in n.op_name.split("/"):
+    for seg in op_name.split("/"):
         if not out or out[-1] != seg:
             out.append(seg)
     return "/".join(out)
+
+
+def _key(n: Node) -> str | None:
+    return collapsed(n.op_name)
 
 
 def loop_comps(v: View) -> set[str]:
