@@ -66,3 +66,17 @@ def test_loop_of_nested_same_named_calls_is_found_rebuilt():
                        ("region_1.4", "lt.2"), ("region_1.4", "get-tuple-element.15")):
         f = r.fate_of(comp, name)
         assert f.fate == "rewritten" and "while loop rebuilt" in f.reason, f
+
+
+def test_each_copy_of_a_sunk_op_is_sunk_before_cse():
+    """lu_solve_grad: jnp.tril's ``add(broadcast(iota), broadcast(-1))`` is inlined six
+    times. Algsimp (dump 0009) sinks every copy below its broadcast; dce (dump 0010) removes
+    the wide adds and their scalar broadcasts; only then CSE (dump 0039) merges the narrow
+    adds. The copies were "merged into add.21 (CSE)"."""
+    r = _pair("cpu/lu_solve_grad")
+    for comp, name in (("lu_factor.6", "add.23"), ("lu_factor.6", "add.25"),
+                       ("lu_factor.6", "add.26"), ("_lu_solve.9", "add.33"),
+                       ("_lu_solve.9", "add.34"), ("_lu_solve.9", "broadcast.14")):
+        f = r.fate_of(comp, name)
+        assert f.fate == "removed", f
+    assert "before CSE ran" in r.fate_of("_lu_solve.9", "add.33").reason

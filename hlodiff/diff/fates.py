@@ -51,6 +51,10 @@ class FateBuilder:
         self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4: sharded apart
             m, gone | self.recip, self.order) if gone else self.survivor)
         self.borrowed = self._borrowed()
+        self.sunk_copies = {} if self.gpu_cse or self.cse_first else \
+            sunk_broadcasts.sunk_copies(m, self.survivor)  # cpu5: each copy sunk first
+        if self.sunk_copies:
+            self.sunk_dead = sunk_broadcasts.dead_scalar_broadcasts(m, set(self.sunk_copies))
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = normalization.upcast(self)
         self.dot_t, self.dot_ties = transposed_dots(m)
@@ -420,6 +424,8 @@ class FateBuilder:
             return f
         if b.idx in self.sunk_dead:  # cpu4: left for DCE by broadcast sinking
             return sunk_broadcasts.dead_fate(f, b, m)
+        if b.idx in self.sunk_copies and self.live[b.idx]:  # cpu5: sunk before CSE ran
+            return sunk_broadcasts.copy_fate(f, b, B.nodes[self.sunk_copies[b.idx]], m)
         if b.idx in self.recip:
             f.fate = "rewritten"
             f.reason = ("divisor rebuilt as a reciprocal: algebraic simplification turned "
