@@ -7,7 +7,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
-from . import named_copies  # cpu5
+from . import cpu_cse_order, named_copies  # cpu5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -55,6 +55,7 @@ class FateBuilder:
             sunk_broadcasts.sunk_copies(m, self.survivor)  # cpu5: each copy sunk first
         if self.sunk_copies:
             self.sunk_dead = sunk_broadcasts.dead_scalar_broadcasts(m, set(self.sunk_copies))
+        self.copy_ops = cpu_cse_order.copy_operands(self) if self.sunk_copies else {}
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = normalization.upcast(self)
         self.dot_t, self.dot_ties = transposed_dots(m)
@@ -426,6 +427,8 @@ class FateBuilder:
             return sunk_broadcasts.dead_fate(f, b, m)
         if b.idx in self.sunk_copies and self.live[b.idx]:  # cpu5: sunk before CSE ran
             return sunk_broadcasts.copy_fate(f, b, B.nodes[self.sunk_copies[b.idx]], m)
+        if b.idx in self.copy_ops and self.live[b.idx]:  # cpu5 (cpu_cse_order.py)
+            return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
         if b.idx in self.recip:
             f.fate = "rewritten"
             f.reason = ("divisor rebuilt as a reciprocal: algebraic simplification turned "
@@ -460,6 +463,10 @@ class FateBuilder:
                         + (f" (into {f.after})" if f.after else "") + "; it went with them")
             return f
         s = spmd_cse.kept_copy(self, b)  # cse4: twins the shardings cut apart
+        if s is not None and cpu_cse_order.own_partner_iota(self, b):
+            s = None  # cpu5: CSE merges no iota as such
+        if s is not None and self.live[b.idx] and cpu_cse_order.rewritten_copy(self, b):
+            return cpu_cse_order.rewritten_copy_fate(self, f, b, B.nodes[s])
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
