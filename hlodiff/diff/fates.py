@@ -7,7 +7,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
-from . import cpu_cse_order, named_copies  # cpu5
+from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -429,6 +429,11 @@ class FateBuilder:
             return sunk_broadcasts.copy_fate(f, b, B.nodes[self.sunk_copies[b.idx]], m)
         if b.idx in self.copy_ops and self.live[b.idx]:  # cpu5 (cpu_cse_order.py)
             return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
+        x = barrier_forward.forwarded_element(B, b) if b.opcode == "get-tuple-element" and \
+            m.b2a[b.idx] < 0 and self.live[b.idx] and not self.gpu_cse else -1
+        if x >= 0 and barrier_forward.barriers_gone(A) and \
+                barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
+            return f
         if b.idx in self.recip:
             f.fate = "rewritten"
             f.reason = ("divisor rebuilt as a reciprocal: algebraic simplification turned "
