@@ -14,6 +14,7 @@ from .partitioning import clone_renames as _clone_renames, unsharded_key as _uns
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
+from .fusedcopies import BodyIndex
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
@@ -593,6 +594,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
     prev.index()
     by_key, by_loose = prev.by_key, prev.by_loose
     assert by_key is not None and by_loose is not None
+    bodies = BodyIndex(prev, removed, _key)  # h100: fusions copied whole (fusedcopies.py)
     def inner_op(o: str, inner: dict, body) -> object:
         if o in inner:
             return prev.canon(inner[o])
@@ -627,6 +629,17 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
                     if c.computation == f.computation:
                         break
             if match is None:
+                hit = bodies.find(x, ops)
+                if hit is not None:  # a copy of a fused producer's body (fusedcopies.py)
+                    producer, token, is_root = hit
+                    inner[x.name] = producer if is_root else token
+                    if is_root:
+                        if producer in removed:
+                            fused_into.setdefault(producer, f.name)
+                        lst = copies.setdefault(producer, [])
+                        if f.name not in lst:
+                            lst.append(f.name)
+                    continue
                 loose = [c for c in by_loose.get(_loose_key(x), ()) if c.name in removed]
                 if len(loose) == 1:
                     match = loose[0]

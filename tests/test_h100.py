@@ -1,0 +1,58 @@
+"""Single-H100 fates (h100 helper, issue 9): fixtures/h100, copied unedited by
+fixtures/generate_h100.py from deviceless jax 0.10.2 dumps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+from hlodiff.diff.view import after_view
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "h100"
+
+
+def _modules(prog: str):
+    d = D / prog
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    return before, after
+
+
+def test_identical_instructions_in_a_diamond_share_a_fingerprint():
+    # remat_nothing: the forward dot (dot_general.2 in gemm_fusion_dot_general.13) and its
+    # jax.checkpoint recomputation (dot_general.3 in gemm_fusion_dot_general.14, reading
+    # through the tuple the barrier left) read the same tanh.1 and parameter 2. The post
+    # order walk used to let dot_general.2 go before tanh.1 had its fingerprint.
+    _, after = _modules("remat_nothing")
+    v = after_view(after)
+    live = {n.name: n for n in v.nodes if n.alias < 0}
+    a, b = live["dot_general.2"], live["dot_general.3"]
+    assert [v.nodes[o].name for o in a.operands] == [v.nodes[o].name for o in b.operands]
+    assert a.fp == b.fp
+
+
+def test_recomputed_twin_stays_in_the_backward_kernel():
+    # The barrier is removed only after scheduling (cse_barrier_expander, dump 0061): the
+    # forward dot and its recomputation are two gemm kernels; each before dot names its own.
+    before, after = _modules("remat_nothing")
+    r = diff_modules(before, after)
+    f13, f14 = r.fate_of("main.2", "dot_general.13"), r.fate_of("main.2", "dot_general.14")
+    assert (f13.fate, f13.fusion) == ("fused", "gemm_fusion_dot_general.13")
+    assert (f14.fate, f14.fusion) == ("fused", "gemm_fusion_dot_general.14")
+    for fwd in ("sin.8", "mul.21", "tanh.8"):
+        g = r.fate_of("main.2", fwd)
+        assert (g.fate, g.fusion) == ("fused", "gemm_fusion_dot_general.13"), fwd
+
+
+def test_fusion_copied_whole_into_two_consumers():
+    # hmm_forward_scan dump 0048 -> 0049 (priority-fusion): triton_softmax.3 (the Triton
+    # softmax rewriter's max/subtract kernel) is read by exp.6.0 and sub.51.0; priority
+    # fusion copies its body into both consumers' kernels, fusion.38 (forward log-softmax)
+    # and fusion.52 (backward). Its values live in both.
+    from hlodiff.dumps.passes import find_pass_dumps, trace
+    d = D / "hmm_forward_scan"
+    snaps = find_pass_dumps(d, "jit_hmm_forward_scan")
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    assert sorted(t.destinations("triton_softmax.3")) == ["fusion.38", "fusion.52"]
+    assert sorted(t.destinations("exp.6.0")) == ["fusion.38", "fusion.52"]
