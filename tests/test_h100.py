@@ -56,3 +56,17 @@ def test_fusion_copied_whole_into_two_consumers():
     t = trace(snaps, hlodiff.load(snaps[0].path))
     assert sorted(t.destinations("triton_softmax.3")) == ["fusion.38", "fusion.52"]
     assert sorted(t.destinations("exp.6.0")) == ["fusion.38", "fusion.52"]
+
+
+def test_fused_copies_carry_the_constant_name():
+    # expert_choice_moe: CSE (dump 0019) merges constant.18/.26/.27/.34 into constant.19;
+    # algsimp (dump 0016) had rebuilt its reader broadcast_in_dim.10, so no paired reader
+    # leads to it. Priority fusion (dump 0069) copies it into kernels as constant.19.N,
+    # sanitized constant_19_N: it is fused there, not "simplified away".
+    before, after = _modules("expert_choice_moe")
+    r = diff_modules(before, after)
+    f = r.fate_of("main.12", "constant.19")
+    assert f.fate == "fused" and f.after.startswith("constant_19_"), (f.fate, f.after)
+    for n in ("constant.26", "constant.27", "constant.34"):
+        g = r.fate_of("main.12", n)
+        assert (g.fate, g.into) == ("merged", "constant.19"), (n, g.fate, g.reason)

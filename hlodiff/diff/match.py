@@ -624,6 +624,9 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     from .lone_literals import pair_lone_literals  # cpu4: one literal, copies only in kernels
     if pair_lone_literals(m):
         _propagate(m)
+    from .const_copies import pair_named_copies  # h100: fused copies carry the name
+    if pair_named_copies(m):
+        _propagate(m)
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants
         top_level_constants(m)
