@@ -70,3 +70,20 @@ def test_fused_copies_carry_the_constant_name():
     for n in ("constant.26", "constant.27", "constant.34"):
         g = r.fate_of("main.12", n)
         assert (g.fate, g.into) == ("merged", "constant.19"), (n, g.fate, g.reason)
+
+
+def test_split_k_dot_lives_in_the_reduce_of_its_partial_products():
+    # real H100 mlp_step (jax 0.11.2): autotuning chose split-K (splitk-rewriter, dump
+    # 0031). gemm_fusion_dot.3 = f32[8,128,128] holds 8 partial products of dot_general.8;
+    # a reduce over dimension 0 (fused into loop_reduce_fusion and loop_select_fusion)
+    # sums them. dot_general.14 and .15 share an op_name: each names its own reduce; .15
+    # and its transpose (algsimp: transpose(dot) -> dot) live in loop_subtract_fusion.1.
+    before, after = _modules("mlp_step")
+    r = diff_modules(before, after)
+    f8 = r.fate_of("main.17", "dot_general.8")
+    assert f8.fate == "rewritten" and f8.fusion in ("loop_reduce_fusion", "loop_select_fusion")
+    assert "gemm_fusion_dot.3 computes 8 partial products" in f8.reason
+    assert r.fate_of("main.17", "dot_general.14").fusion == "loop_select_fusion"
+    for n in ("dot_general.15", "transpose.5"):
+        assert r.fate_of("main.17", n).fusion == "loop_subtract_fusion.1", n
+    assert r.fate_of("main.17", "dot_general.13").fusion == "loop_subtract_fusion"

@@ -6,6 +6,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
+from . import splitk  # h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
@@ -719,6 +720,7 @@ class FateBuilder:
         out = [self.fate(b) for b in self.B.nodes]
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
+        splitk.explain(self.A, out)  # h100: what a split-K reduce sums
         duplicates.annotate(self.m, out)
         spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
-from . import constvals, gpunames, loop_state
+from . import constvals, gpunames, loop_state, splitk
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
@@ -380,6 +380,7 @@ def _rewrite_bucket(m: Matching) -> tuple[dict, set]:
     # (shard helper): never a rewrite of a non-collective before instruction
     coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
     coll |= copies_of_paired(m)  # fusion's copies of a paired node hold its value
+    coll |= splitk.partial_dots(m)  # h100: a split-K gemm's partial products (splitk.py)
     return bucket, coll
 
 
@@ -614,6 +615,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
+    if splitk.settle(m):  # h100: a dot paired with its partial products -> their sum
+        _propagate(m)
     if repair_broadcast_scale(m):  # cpu4: the rewrite step may pair the narrow product
         _propagate(m)
     from .dotmerge import merged_dots  # twins3: dots the dot merger combined into one
