@@ -87,3 +87,19 @@ def test_split_k_dot_lives_in_the_reduce_of_its_partial_products():
     for n in ("dot_general.15", "transpose.5"):
         assert r.fate_of("main.17", n).fusion == "loop_subtract_fusion.1", n
     assert r.fate_of("main.17", "dot_general.13").fusion == "loop_subtract_fusion"
+
+
+def test_metadata_pair_refused_for_a_dot_reading_another_weight():
+    # real H100 transformer_block (jax 0.11.2): dot_decomposer (dump 0008) flattens the
+    # input-gradient dot_general.43 = f32[2,16,32] dot(transpose.10, params__wv__.1) into
+    # dot.43 = f32[32,32] (gemm_fusion_dot.16), reading the weight. Its twin weight-gradient
+    # dot_general.42 = f32[32,32] dot(transpose.10, mul.66) (same op_name and line) never
+    # reads the weight: the dot merger put it into gemm_fusion_dot.26, sliced out in
+    # loop_subtract_fusion. Metadata alone paired dot_general.42 with dot.43.
+    before, after = _modules("transformer_block")
+    r = diff_modules(before, after)
+    assert r.fate_of("main.32", "dot_general.43").fusion == "gemm_fusion_dot.16"
+    assert r.fate_of("main.32", "dot_general.45").fusion == "gemm_fusion_dot.17"
+    assert r.fate_of("main.32", "dot_general.42").fusion != "gemm_fusion_dot.16"
+    assert r.fate_of("main.32", "dot_general.44").fusion in ("loop_subtract_fusion.2",
+                                                             "gemm_fusion_dot.26")

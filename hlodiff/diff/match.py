@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
-from . import constvals, gpunames, loop_state, splitk
+from . import constvals, gpunames, loop_state, param_reads, splitk
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
@@ -89,7 +89,7 @@ def _seed(m: Matching) -> None:
         m.pair(rb, ra, "root")
 
 
-def _unique_buckets(m: Matching, key, how: str) -> int:
+def _unique_buckets(m: Matching, key, how: str, ok=None) -> int:
     bb: dict = defaultdict(list)
     ab: dict = defaultdict(list)
     for n in _live(m.before.nodes):
@@ -105,7 +105,7 @@ def _unique_buckets(m: Matching, key, how: str) -> int:
     c = 0
     for k, al in ab.items():
         bl = bb[k]
-        if len(bl) == 1 and len(al) == 1:
+        if len(bl) == 1 and len(al) == 1 and (ok is None or ok(m, bl[0], al[0])):
             c += m.pair(bl[0], al[0], how)
     return c
 
@@ -564,7 +564,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if sharded:  # shard helper: names the Shardy round trip records as op_name
         from .shardmatch import recorded_names
         recorded_names(m, _score)
-    _unique_buckets(m, _meta_key, "metadata")
+    _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
     _unique_buckets(m, constant_meta_key, "metadata")  # loops4: with the literal
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
@@ -582,7 +582,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
             n += _propagate(m)
         _bodies(m)
         n += _propagate(m)
-        n += _unique_buckets(m, _meta_key, "metadata")
+        n += _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
         n += _propagate(m)
         if not n:
             break
