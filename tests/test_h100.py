@@ -103,3 +103,15 @@ def test_metadata_pair_refused_for_a_dot_reading_another_weight():
     assert r.fate_of("main.32", "dot_general.42").fusion != "gemm_fusion_dot.16"
     assert r.fate_of("main.32", "dot_general.44").fusion in ("loop_subtract_fusion.2",
                                                              "gemm_fusion_dot.26")
+
+
+def test_structural_pairs_refused_for_a_dot_reading_another_weight():
+    # the same for pairs made through users and operands: dot_general.37 (input gradient,
+    # flattened by dot_decomposer, reads params__wo__) is dot.41 in gemm_fusion_dot.15; its
+    # twin weight gradient dot_general.36 (and its transpose, rebuilt as one dot by
+    # algsimp) lives in gemm_fusion_dot.22.
+    before, after = _modules("transformer_block")
+    r = diff_modules(before, after)
+    assert r.fate_of("main.32", "dot_general.37").fusion == "gemm_fusion_dot.15"
+    for n in ("dot_general.36", "transpose.9"):
+        assert r.fate_of("main.32", n).fusion == "gemm_fusion_dot.22", n

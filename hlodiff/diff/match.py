@@ -195,6 +195,7 @@ def _propagate(m: Matching) -> int:
     start = m.count
     q = m._queue
     other = owned_elsewhere(m)  # twins' metadata: a candidate that names another before node
+    fits = param_reads.fits  # h100: a dot reading a weight the before dot does not read
     while q:
         bi = q.pop()
         b = Bn[bi]
@@ -204,7 +205,8 @@ def _propagate(m: Matching) -> int:
         if bo and ao:
             if len(bo) == len(ao):
                 for x, y in zip(bo, ao):
-                    if b2a[x] < 0 and a2b[y] < 0 and _compatible(Bn[x], An[y]):
+                    if b2a[x] < 0 and a2b[y] < 0 and _compatible(Bn[x], An[y]) and \
+                            fits(m, x, y):
                         m.pair(x, y, "operand")
             open_a = [y for y in ao if a2b[y] < 0]
             if open_a:
@@ -214,7 +216,8 @@ def _propagate(m: Matching) -> int:
                         continue
                     bx = Bn[x]
                     chosen.append((x, [y for y in open_a if a2b[y] < 0 and
-                                       _compatible(bx, An[y]) and not other(bx, An[y])]))
+                                       _compatible(bx, An[y]) and not other(bx, An[y])
+                                       and fits(m, x, y)]))
                 pair_sole_choices(m, chosen, "operand")
         # users
         bu, au = b.users, a.users
@@ -234,7 +237,7 @@ def _propagate(m: Matching) -> int:
                 bx = Bn[x]
                 pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
                 cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
-                        and not other(bx, An[y])]
+                        and not other(bx, An[y]) and fits(m, x, y)]
                 if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a) \
                         and loop_state.index_sound(m, b, a, bx.inst.index):  # gpu4: reordered
                     # elements of paired tuples of the same arity: the same index (the
