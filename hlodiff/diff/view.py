@@ -363,26 +363,31 @@ def _finish(view: View) -> None:
 
 def operands_first(nodes: list[Node]) -> Iterator[int]:
     """Every node reachable from a live node (``alias < 0``), each once, after all its
-    operands: iterative, for deep graphs. Subgraph fingerprints are built in this order."""
-    state = bytearray(len(nodes))  # 0 new, 1 on the stack, 2 done
+    operands: iterative, for deep graphs. Subgraph fingerprints are built in this order.
+
+    A node is expanded (its open operands pushed) when it first reaches the top of the
+    stack and yielded when it reaches the top again. An operand already waiting lower in
+    the stack (pushed by a sibling, not yet expanded) is pushed again above the node, so
+    that it is finished first; the stale copy is skipped later (gpu8n: the walk used to
+    yield ``sub(add, ...)`` before an ``add`` a sibling had pushed)."""
+    state = bytearray(len(nodes))  # 0 new, 1 expanded, 2 done
     for n in nodes:
         if n.alias >= 0 or state[n.idx] == 2:
             continue
         stack = [n.idx]
-        state[n.idx] = 1
         while stack:
             i = stack[-1]
-            pushed = False
-            for o in nodes[i].operands:
-                if state[o] == 0:
-                    state[o] = 1
-                    stack.append(o)
-                    pushed = True
-            if pushed:
+            s = state[i]
+            if s == 0:
+                state[i] = 1
+                for o in nodes[i].operands:
+                    if state[o] == 0:
+                        stack.append(o)
                 continue
-            state[i] = 2
             stack.pop()
-            yield i
+            if s == 1:
+                state[i] = 2
+                yield i
 
 
 def before_view(module: Module) -> View:

@@ -14,6 +14,7 @@ from .partitioning import clone_renames as _clone_renames, unsharded_key as _uns
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
+from .fusion_copies import BodyPrints, ProducerClones
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
@@ -593,6 +594,8 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
     prev.index()
     by_key, by_loose = prev.by_key, prev.by_loose
     assert by_key is not None and by_loose is not None
+    clones: ProducerClones | None = None
+
     def inner_op(o: str, inner: dict, body) -> object:
         if o in inner:
             return prev.canon(inner[o])
@@ -610,14 +613,18 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             if ob is not None and len(ob.instructions) == len(body.instructions):
                 continue  # unchanged fusion
         inner: dict[str, str] = {}
+        clones = clones or ProducerClones(pmod, prev.top, _key)
+        prints = BodyPrints(clones)  # gpu8n: clones of surviving kernels (fusion_copies.py)
         for x in body.instructions:
             if x.opcode == "parameter":
                 n = x.parameter_number
                 if n is not None and n < len(f.operands):
                     o = f.operands[n]
                     inner[x.name] = c2p.get(o, o)
+                    prints.param(x.name, inner[x.name])
                 continue
             ops = tuple(inner_op(o, inner, body) for o in x.operands)
+            twin = prints.look(x)
             match = None
             for c in by_key.get(_key(x), ()):
                 if prev.norm_operands(c) == ops:
@@ -626,6 +633,8 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
                         match = c  # identical ones in two computations: f's own
                     if c.computation == f.computation:
                         break
+            if match is None and twin is not None and twin not in removed:
+                match = prev.top[twin]
             if match is None:
                 loose = [c for c in by_loose.get(_loose_key(x), ()) if c.name in removed]
                 if len(loose) == 1:
@@ -633,6 +642,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             if match is None:
                 continue
             inner[x.name] = match.name
+            prints.matched(x, match.name)
             if match.name in removed:
                 fused_into.setdefault(match.name, f.name)
             lst = copies.setdefault(match.name, [])
