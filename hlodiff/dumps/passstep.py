@@ -15,6 +15,7 @@ from .partitioning import constant_like as _constant_like, loose_renames as _loo
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .fusedcopies import BodyIndex
+from .fusion_copies import BodyPrints, ProducerClones
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
@@ -595,6 +596,8 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
     by_key, by_loose = prev.by_key, prev.by_loose
     assert by_key is not None and by_loose is not None
     bodies = BodyIndex(prev, removed, _key)  # h100: fusions copied whole (fusedcopies.py)
+    clones: ProducerClones | None = None
+
     def inner_op(o: str, inner: dict, body) -> object:
         if o in inner:
             return prev.canon(inner[o])
@@ -612,14 +615,18 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             if ob is not None and len(ob.instructions) == len(body.instructions):
                 continue  # unchanged fusion
         inner: dict[str, str] = {}
+        clones = clones or ProducerClones(pmod, prev.top, _key)
+        prints = BodyPrints(clones)  # gpu8n: clones of surviving kernels (fusion_copies.py)
         for x in body.instructions:
             if x.opcode == "parameter":
                 n = x.parameter_number
                 if n is not None and n < len(f.operands):
                     o = f.operands[n]
                     inner[x.name] = c2p.get(o, o)
+                    prints.param(x.name, inner[x.name])
                 continue
             ops = tuple(inner_op(o, inner, body) for o in x.operands)
+            twin = prints.look(x)
             match = None
             for c in by_key.get(_key(x), ()):
                 if prev.norm_operands(c) == ops:
@@ -628,6 +635,8 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
                         match = c  # identical ones in two computations: f's own
                     if c.computation == f.computation:
                         break
+            if match is None and twin is not None and twin not in removed:
+                match = prev.top[twin]
             if match is None:
                 hit = bodies.find(x, ops)
                 if hit is not None:  # a copy of a fused producer's body (fusedcopies.py)
@@ -646,6 +655,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             if match is None:
                 continue
             inner[x.name] = match.name
+            prints.matched(x, match.name)
             if match.name in removed:
                 fused_into.setdefault(match.name, f.name)
             lst = copies.setdefault(match.name, [])
