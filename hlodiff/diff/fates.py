@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
-from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
+from . import cudnn_fused, inplace, loop_pairs  # cpu2: in place; gpu4; loops4
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
@@ -124,8 +124,8 @@ class FateBuilder:
             new = A.nodes[y].inst.called.get(role)
             if not new or not loop_pairs.renamed_by_loop_pass(comp, new[0], self.nparts):
                 continue  # loops4: the partitioner's renaming is no rebuild
-            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, self.nparts):
-                continue  # gpu4: only the partitioner's clone, the state cut per device
+            # (cpu8: a marked name is a loop pass's rebuild even where the state came back
+            # to the same arity, LICM widening and the simplifier narrowing: loop_pairs.py)
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
                 inits[w.raw_operands[0]] = new[0]
