@@ -41,3 +41,29 @@ def test_loop_rebuilt_by_licm_back_to_the_same_arity_is_still_rebuilt():
         rec = result.fate_of(body, name)
         assert rec.fate == "rewritten" and "while loop rebuilt" in (rec.reason or ""), \
             (name, rec)
+
+
+def test_layers_told_apart_by_their_callers_frame():
+    """remat_nested_layers: the LayerNorm multiply of the layer at two:392 (``mul.126``,
+    frame 50) and of the one at two:393 (``mul.134``, frame 58) share op_name and the
+    innermost frame (_ln:25). The Shardy round trip rebuilds the stack-frame table but keeps
+    each chain (after: frames 13 and 25, under two:392 and two:393), so the caller's frame
+    tells the layers apart: each lives in the fusion carrying its own chain."""
+    before, after = _pair("remat_nested_layers")
+    t = after.tables
+
+    def caller_line(inst) -> int:
+        return t.stack(inst.metadata.stack_frame_id)[2][2]
+
+    fusions = {i.name: i for i in after.entry_computation.instructions
+               if i.name.startswith("bitcast_bitcast_fusion.")}
+    # the premise: the innermost frames of the two layers are the same line
+    b = before.entry_computation
+    sb = [before.tables.stack(b[n].metadata.stack_frame_id) for n in ("mul.126", "mul.134")]
+    assert sb[0][0] == sb[1][0] and sb[0][2][2] != sb[1][2][2]
+    result = diff_modules(before, after)
+    for name, want in (("mul.126", sb[0][2][2]), ("mul.127", sb[0][2][2]),
+                       ("mul.134", sb[1][2][2]), ("mul.135", sb[1][2][2])):
+        rec = result.fate_of(b.name, name)
+        got = rec.fusion or rec.after
+        assert got in fusions and caller_line(fusions[got]) == want, (name, rec)
