@@ -47,8 +47,8 @@ class FateBuilder:
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
-        self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4: sharded apart
-            m, gone | self.recip, self.order) if gone else self.survivor)
+        self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4, cse4: sharded apart
+            m, gone | self.recip, self.order) if gone else self.survivor, self.cse_first)
         self.borrowed = self._borrowed()
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = normalization.upcast(self)
@@ -443,7 +443,7 @@ class FateBuilder:
             f.reason = ("read only by values constant folding evaluated at compile time"
                         + (f" (into {f.after})" if f.after else "") + "; it went with them")
             return f
-        s = spmd_cse.kept_copy(self, b)  # cse4: twins the shardings cut apart
+        s = self.survivor.get(b.idx)
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
