@@ -67,3 +67,32 @@ def test_layers_told_apart_by_their_callers_frame():
         rec = result.fate_of(b.name, name)
         got = rec.fusion or rec.after
         assert got in fusions and caller_line(fusions[got]) == want, (name, rec)
+
+
+def test_transpose_folded_into_the_partitioners_dot_is_kept():
+    """mlp_transposed: the partitioner renames ``dot_general.4`` (which reads ``transpose.4``
+    of ``tanh.1``) to ``dot.1``; transpose folding then makes ``dot.1`` read tanh directly
+    (lhs_contracting_dims {1} -> {0}) under the same name, kept to the end. On one device
+    the same dot is "kept"; partitioned it is too, not "rewritten"."""
+    before, after = _pair("mlp_transposed")
+    e = before.entry_computation
+    assert e["dot_general.4"].operands[0] == "transpose.4"
+    a = after.entry_computation["dot.1"]
+    assert a.opcode == "dot" and a.operands[0] == "wrapped_tanh"
+    rec = diff_modules(before, after).fate_of(e.name, "dot_general.4")
+    assert rec.fate == "kept" and rec.after == "dot.1", rec
+
+
+def test_partitioned_square_dot_in_its_own_order_is_not_a_transposed_rebuild():
+    """zoo mlp_deep (fixtures/sharded_passes): ``dot_general.19 = f32[128,128]
+    dot(select_n.4, jit_relu_.3)`` is read only by ``transpose.6``. The partitioner's
+    ``dot.8`` (renamed, square, so it has the transposed shape too) reads the same values in
+    the same order with the same dimension numbers and lives on to the end: the dot itself,
+    not algsimp's ``dot(b, a)`` for ``transpose(dot(a, b))``."""
+    d = D.parent / "sharded_passes" / "mlp_deep"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    e = before.entry_computation
+    assert e["transpose.6"].operands == ["dot_general.19"]
+    rec = diff_modules(before, after).fate_of(e.name, "dot_general.19")
+    assert rec.fate == "kept" and rec.after == "dot.8", rec

@@ -550,8 +550,9 @@ class FateBuilder:
                     f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
-            elif changed_attrs and a.name == b.name and b.site is None and a.fusion < 0 \
-                    and self.nparts <= 1:
+            elif changed_attrs and (a.name == b.name and b.site is None and a.fusion < 0
+                                    and self.nparts <= 1 or self.nparts > 1 and
+                                    inplace.transpose_folded(m, b, a)):  # cpu8: partitioned
                 # old2: names are never reused; transpose folding replaced it in place
                 # under its own name (the pass dumps show the same instruction)
                 f.fate = "kept"
