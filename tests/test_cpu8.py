@@ -96,3 +96,21 @@ def test_partitioned_square_dot_in_its_own_order_is_not_a_transposed_rebuild():
     assert e["transpose.6"].operands == ["dot_general.19"]
     rec = diff_modules(before, after).fate_of(e.name, "dot_general.19")
     assert rec.fate == "kept" and rec.after == "dot.8", rec
+
+
+def test_literals_merged_by_the_shardy_round_trip_before_folding():
+    """ensemble_vmap: jnp.var's literal ``f32[] constant(5)`` is inlined several times
+    (dump 0003, after the call inliner: ``constant.1``, ``.3``, ``.8``, ``.32``); the Shardy
+    round trip's import keeps one (dump 0004: ``constant.11``) before any constant folding.
+    The copies are merged, not "read only by values constant folding evaluated"."""
+    d = D / "ensemble_vmap"
+    snaps = sorted(d.glob("*.00*.txt"))
+    lits = [sum(1 for c in hlodiff.load(p).computations for i in c.instructions
+                if i.opcode == "constant" and str(i.shape) == "f32[]" and i.literal == "5")
+            for p in snaps]
+    assert lits == [4, 1], lits  # the premise, read from the pass dumps
+    before, after = _pair("ensemble_vmap")
+    res = diff_modules(before, after)
+    for comp, name in (("_var.6", "constant.19"), ("_var.6", "constant.17")):
+        rec = res.fate_of(comp, name)
+        assert rec.fate == "merged" and "Shardy" in rec.reason, (name, rec)

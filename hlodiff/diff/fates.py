@@ -435,7 +435,8 @@ class FateBuilder:
             return f
         # GPU: CSE runs inside the first simplification round, beside constant folding,
         # and meets an identical literal before the folder takes its readers away
-        cse_first = self.gpu_cse and b.idx in self.survivor
+        cse_first = (self.gpu_cse or self.cse_first and b.opcode == "constant") and \
+            b.idx in self.survivor  # cpu8: the Shardy round trip merges literals first
         if not cse_first and self.fed_fold[b.idx] and (
                 m.b2a[b.idx] < 0 or A.nodes[m.b2a[b.idx]].fusion >= 0):
             f.fate = "folded"
