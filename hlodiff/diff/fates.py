@@ -48,8 +48,8 @@ class FateBuilder:
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
-        self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4: sharded apart
-            m, gone | self.recip, self.order) if gone else self.survivor)
+        self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4, cse4: sharded apart
+            m, gone | self.recip, self.order) if gone else self.survivor, self.cse_first)
         self.borrowed = self._borrowed()
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = normalization.upcast(self)
@@ -125,8 +125,8 @@ class FateBuilder:
             new = A.nodes[y].inst.called.get(role)
             if not new or not loop_pairs.renamed_by_loop_pass(comp, new[0], self.nparts):
                 continue  # loops4: the partitioner's renaming is no rebuild
-            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, self.nparts):
-                continue  # gpu4: only the partitioner's clone, the state cut per device
+            # (cpu8: a marked name is a loop pass's rebuild even where the state came back
+            # to the same arity, LICM widening and the simplifier narrowing: loop_pairs.py)
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
                 inits[w.raw_operands[0]] = new[0]
@@ -436,7 +436,8 @@ class FateBuilder:
             return f
         # GPU: CSE runs inside the first simplification round, beside constant folding,
         # and meets an identical literal before the folder takes its readers away
-        cse_first = self.gpu_cse and b.idx in self.survivor
+        cse_first = (self.gpu_cse or self.cse_first and b.opcode == "constant") and \
+            b.idx in self.survivor  # cpu8: the Shardy round trip merges literals first
         if not cse_first and self.fed_fold[b.idx] and (
                 m.b2a[b.idx] < 0 or A.nodes[m.b2a[b.idx]].fusion >= 0):
             f.fate = "folded"
@@ -444,7 +445,7 @@ class FateBuilder:
             f.reason = ("read only by values constant folding evaluated at compile time"
                         + (f" (into {f.after})" if f.after else "") + "; it went with them")
             return f
-        s = spmd_cse.kept_copy(self, b)  # cse4: twins the shardings cut apart
+        s = self.survivor.get(b.idx)
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
@@ -551,8 +552,9 @@ class FateBuilder:
                     f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
-            elif changed_attrs and a.name == b.name and b.site is None and a.fusion < 0 \
-                    and self.nparts <= 1:
+            elif changed_attrs and (a.name == b.name and b.site is None and a.fusion < 0
+                                    and self.nparts <= 1 or self.nparts > 1 and
+                                    inplace.transpose_folded(m, b, a)):  # cpu8: partitioned
                 # old2: names are never reused; transpose folding replaced it in place
                 # under its own name (the pass dumps show the same instruction)
                 f.fate = "kept"
