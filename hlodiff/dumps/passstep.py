@@ -16,6 +16,7 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
+from .cooperands import by_co_operands
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
 
@@ -307,7 +308,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 k = 0
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
                     # (the Shardy round trip merges identical constants: users mixed)
-                    k = _best_candidate(prev, a, lst, None if partitioning else cur)
+                    k = _best_candidate(prev, a, lst, None if partitioning else cur, c2p)
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
@@ -538,7 +539,7 @@ def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | No
 
 
 def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
-                    cur: _Snap | None = None) -> int:
+                    cur: _Snap | None = None, c2p: dict[str, str] | None = None) -> int:
     """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
     with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
     constants of two inlined callees differ only in where they were inlined), else the
@@ -547,9 +548,14 @@ def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
     # a computation new in this snapshot (a clone): its copies come from the original
     own = own_candidates(a, lst) if a.computation not in prev.roots else []
     if own:
-        return own[_best_candidate(prev, a, [lst[j] for j in own], cur)]
+        return own[_best_candidate(prev, a, [lst[j] for j in own], cur, c2p)]
     lk = _loose_key(a)
     js = [j for j, r in enumerate(lst) if _loose_key(r) == lk]
+    if len(js) > 1 and cur is not None and c2p is not None:  # old5 (cooperands.py)
+        co = by_co_operands(prev.users, prev.top, cur.users, cur.top, c2p, a,
+                            [lst[j] for j in js])
+        if co:
+            js = [js[j] for j in co]
     if js:
         same = same_users(prev.users, prev.top, cur.users, cur.top, a,
                           [lst[j] for j in js]) if cur is not None and len(js) > 1 else []
