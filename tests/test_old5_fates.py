@@ -6,9 +6,11 @@ benchmarks/zoo_fresh5_programs.py and others, dumped with JAX 0.4.30).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import hlodiff
+from hlodiff.diff import diff_modules
 from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
 
 OLD5 = Path(__file__).resolve().parent.parent / "fixtures" / "old5"
@@ -33,3 +35,32 @@ def test_inlined_twin_is_told_apart_by_what_its_user_reads_beside_it():
     assert step.renamed.get("maximum.79") == "maximum.3"
     assert t.fate_of("maximum.151")[0] != "inlined"
     assert t.fate_of("maximum.79")[0] != "inlined"
+
+
+@functools.lru_cache(maxsize=2)
+def _diff(name: str):
+    """{before name: fate} of a fixture kept as modules before/after optimization."""
+    d = OLD5 / name
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    return {f.before: f for f in diff_modules(before, after).instructions}
+
+
+def test_copies_of_a_sunk_add_are_removed_each_not_merged():
+    """lu_solve_grad: algsimp (dump 0008) sinks the broadcasts of every inlined tril/triu
+    copy of ``add(broadcast(iota), broadcast(-1))`` before CSE; the DCE of dump 0009
+    deletes each wide add and its broadcasts (tril_2.237: add.242, broadcast.239,
+    broadcast.241), so none of them is merged into the first copy's add.85."""
+    fates = _diff("lu_solve_grad")
+    assert fates["add.85"].fate == "removed"
+    for name in ("add.242", "broadcast.239", "broadcast.241", "add.251", "broadcast.248"):
+        assert fates[name].fate == "removed", (name, fates[name].reason)
+
+
+def test_broadcast_placed_on_other_dimensions_is_not_paired():
+    """``broadcast.87 = broadcast(iota.86), dimensions={1}`` is rebuilt as a wide iota by
+    algsimp (dump 0008); the only broadcast the final compare.154 reads is the sunk add's
+    ``broadcast.296 = broadcast(add.146), dimensions={0}``: another value, not its partner."""
+    f = _diff("lu_solve_grad")["broadcast.87"]
+    assert f.after != "broadcast.296"
+    assert f.fate == "rewritten"

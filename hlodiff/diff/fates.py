@@ -7,6 +7,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
+from . import algsimp_twins  # old5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -38,6 +39,7 @@ class FateBuilder:
         self.order = gpu_cse.post_order(self.B) if self.gpu_cse else \
             cse_walk.post_order(self.B, live_nodes(self.B))
         self.survivor = cse_survivors(m, self.recip, self.order)
+        self.sunk_dead |= algsimp_twins.sunk_twin_broadcasts(m, self.survivor, self.live)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
@@ -447,6 +449,11 @@ class FateBuilder:
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
+            if algsimp_twins.removed_like_survivor(self, s, sf):  # old5: each copy sunk
+                f.fate = "removed"
+                f.reason = (f"identical to {sb.name}, which algebraic simplification left "
+                            f"without users before CSE could merge them: {sf.reason}")
+                return f
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
                     self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
                                                      m.b2a[b.idx] >= 0)) and \

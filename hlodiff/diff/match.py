@@ -28,6 +28,7 @@ from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
 from .partition import may_be_piece
+from .broadcast_dims import other_placement  # old5
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
 from .view import Node, View
@@ -214,7 +215,8 @@ def _propagate(m: Matching) -> int:
                         continue
                     bx = Bn[x]
                     chosen.append((x, [y for y in open_a if a2b[y] < 0 and
-                                       _compatible(bx, An[y]) and not other(bx, An[y])]))
+                                       _compatible(bx, An[y]) and not other(bx, An[y])
+                                       and not other_placement(bx, An[y])]))  # old5
                 pair_sole_choices(m, chosen, "operand")
         # users
         bu, au = b.users, a.users
