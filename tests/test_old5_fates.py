@@ -64,3 +64,18 @@ def test_broadcast_placed_on_other_dimensions_is_not_paired():
     f = _diff("lu_solve_grad")["broadcast.87"]
     assert f.after != "broadcast.296"
     assert f.fate == "rewritten"
+
+
+def test_copies_rewritten_before_cse_pair_the_kept_one_by_metadata():
+    """clip_contrastive: ``reduce.194``/``reduce.218 = reduce(negate(Arg_2), 0)`` in two
+    inlined log_softmax transposes. Algsimp makes each ``negate(reduce(x))`` keeping the
+    reduce's name; CSE keeps reduce.194, fusion puts it in fused_computation.12 as
+    ``reduce.19`` (same op_name) on a select algsimp built: no after node has the copies'
+    fingerprint. The kept copy is fused, the other merged into it; the negates lost their
+    users (DCE), and ``reshape.195 = reshape(reduce.194)`` now reads the new negate."""
+    fates = _diff("clip_contrastive")
+    assert (fates["reduce.194"].fate, fates["reduce.194"].after) == ("fused", "reduce.19")
+    assert (fates["reduce.218"].fate, fates["reduce.218"].into) == ("merged", "reduce.194")
+    assert fates["negate.193"].fate == "removed"
+    assert fates["negate.217"].fate == "removed"
+    assert fates["reshape.195"].fusion == "fusion.10"

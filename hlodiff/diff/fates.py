@@ -7,7 +7,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
-from . import algsimp_twins  # old5
+from . import algsimp_twins, meta_survivors  # old5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -637,8 +637,11 @@ class FateBuilder:
                 # an identity view removed by algsimp: its value is its operand's
                 f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \
                     sf.fusion_kind
+                ng = meta_survivors.negated(m, src, self.survivor)  # old5: negate moved out
+                if ng is not None:
+                    self._set_after(f, ng)
                 f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
-                            f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
+                            f"(algebraic simplification); the value is in {f.fusion or f.after}")
                 return f
         fd = reshard.flipped_dot(m, b) if self.nparts > 1 else None
         if fd is not None:  # shard2: transpose(dot(a, b)) rebuilt as dot(b, a)

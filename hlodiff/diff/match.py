@@ -25,6 +25,7 @@ from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_t
 from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state
 from .cse_pairs import pair_survivors
+from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
 from .partition import may_be_piece
@@ -597,6 +598,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
         _propagate(m)
+    if pair_meta_survivors(m) + pair_moved_negates(m):  # old5: copies rewritten before
+        _propagate(m)  # CSE, kept under their metadata; reduce(negate(x)) -> negate(reduce(x))
     repair_regrouped(m)  # old2: (x*c1)*c2 -> x*(c1*c2) lives on as the outer one
     if pair_sunk(m):  # cpu4: op(broadcast(x), broadcast(c)) -> broadcast(op(x, c))
         _propagate(m)
