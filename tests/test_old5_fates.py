@@ -79,3 +79,16 @@ def test_copies_rewritten_before_cse_pair_the_kept_one_by_metadata():
     assert fates["negate.193"].fate == "removed"
     assert fates["negate.217"].fate == "removed"
     assert fates["reshape.195"].fusion == "fusion.10"
+
+
+def test_rebuilt_loop_init_elements_pair_by_position():
+    """searchsorted_bucketize: ``tuple.111 = tuple(constant.106, broadcast.108,
+    broadcast.110, Arg_0, Arg_1)`` feeds the while the simplifier rebuilt
+    (``body=wide.region_0.81.clone.clone``, init ``tuple.15 = tuple(copy.1, broadcast.27,
+    broadcast.28, Arg_1.2, fusion.6)``). The two broadcasts share their op_name; by
+    position broadcast.108 (of 0) is broadcast.27 and broadcast.110 (of 9) broadcast.28,
+    both kept, as the pass dumps follow them."""
+    fates = _diff("searchsorted_bucketize")
+    assert (fates["broadcast.108"].fate, fates["broadcast.108"].after) == ("kept", "broadcast.27")
+    assert (fates["broadcast.110"].fate, fates["broadcast.110"].after) == ("kept", "broadcast.28")
+    assert (fates["constant.109"].fate, fates["constant.109"].after) == ("kept", "constant.24")

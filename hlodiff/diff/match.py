@@ -26,6 +26,7 @@ from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state
 from .cse_pairs import pair_survivors
 from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
+from .init_elements import pair_init_elements  # old5
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
 from .partition import may_be_piece
@@ -597,6 +598,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if _duplicates(m, merged):
         _propagate(m)
     if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
+        _propagate(m)
+    if pair_init_elements(m, _compatible):  # old5: a rebuilt loop's initial state
         _propagate(m)
     if pair_meta_survivors(m) + pair_moved_negates(m):  # old5: copies rewritten before
         _propagate(m)  # CSE, kept under their metadata; reduce(negate(x)) -> negate(reduce(x))
