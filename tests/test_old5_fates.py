@@ -92,3 +92,14 @@ def test_rebuilt_loop_init_elements_pair_by_position():
     assert (fates["broadcast.108"].fate, fates["broadcast.108"].after) == ("kept", "broadcast.27")
     assert (fates["broadcast.110"].fate, fates["broadcast.110"].after) == ("kept", "broadcast.28")
     assert (fates["constant.109"].fate, fates["constant.109"].after) == ("kept", "constant.24")
+
+
+def test_identical_loop_merged_into_its_twin_and_its_body_rebuilt():
+    """lu_solve_grad: lu_factor's and lu_solve's permutation loops (while.147, while.285)
+    are identical; the simplifier rebuilds both (dump 0011) and CSE merges them (0030):
+    one loop is left, ``body=region_4.216.clone.clone.clone``. while.147 is merged into
+    while.285, and its body's instructions were rebuilt with it."""
+    fates = _diff("lu_solve_grad")
+    assert (fates["while.147"].fate, fates["while.147"].into) == ("merged", "while.285")
+    for name in ("compare.45", "select.47", "dynamic-slice.43", "tuple.146"):
+        assert fates[name].fate == "rewritten", (name, fates[name].reason)

@@ -7,7 +7,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
-from . import algsimp_twins, meta_survivors  # old5
+from . import algsimp_twins, loop_twins, meta_survivors  # old5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -117,6 +117,8 @@ class FateBuilder:
                 continue
             if y < 0:
                 y = self._loop_partner(w)
+                if y < 0:
+                    y = loop_twins.partner(self, ctl)  # old5: CSE merged identical loops
                 if y < 0:
                     continue
             if A.nodes[y].opcode != "while":  # e.g. the CPU's small-while-loop hoisting
@@ -507,6 +509,8 @@ class FateBuilder:
             return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
+        if y < 0 and b.opcode == "while" and loop_twins.merged_fate(self, f, b):  # old5
+            return f
         if y < 0 and b.opcode == "while" and self.live[b.idx]:  # gpu2: loop state changed
             y = self._loop_partner(b)
         if y < 0 and self.live[b.idx]:  # gpu helper (old2: any backend): fused constant copies
