@@ -103,3 +103,12 @@ def test_identical_loop_merged_into_its_twin_and_its_body_rebuilt():
     assert (fates["while.147"].fate, fates["while.147"].into) == ("merged", "while.285")
     for name in ("compare.45", "select.47", "dynamic-slice.43", "tuple.146"):
         assert fates[name].fate == "rewritten", (name, fates[name].reason)
+
+
+def test_inlined_callee_root_tuple_read_through_forwarded_elements_is_rewritten():
+    """fori_static_unroll: the loop body calls None.4, whose ``ROOT tuple.16 = tuple(add.10,
+    add.15)`` the body reads only through get-tuple-elements; after inlining, algsimp
+    forwards them (the pass dumps: tuple.16 rewritten at algsimp). It is plumbing, not
+    the rebuilt body's root tuple kept unchanged."""
+    f = _diff("fori_static_unroll")["tuple.16"]
+    assert f.fate == "rewritten", f.reason

@@ -373,6 +373,12 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        if b.opcode == "tuple" and b.site is not None and not self.live[b.idx] and \
+                m.b2a[b.idx] >= 0 and any(self.live[u] for u in self._tuple_users().get(b.idx, ())):
+            # old5: an inlined callee's root tuple read only through get-tuple-elements,
+            # which algsimp forwards (dropout_ln_rng tuple.83, rewritten at algsimp)
+            f.fate, f.reason = "rewritten", "tuple plumbing simplified away (get-tuple-element forwarded)"
+            return f
         if b.alias >= 0 and b.idx in self.early_cse:  # shard helper (shardmatch.early_cse)
             sb = B.nodes[self.early_cse[b.idx]]
             f.fate, f.into = "merged", sb.name
