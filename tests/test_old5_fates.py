@@ -112,3 +112,12 @@ def test_inlined_callee_root_tuple_read_through_forwarded_elements_is_rewritten(
     the rebuilt body's root tuple kept unchanged."""
     f = _diff("fori_static_unroll")["tuple.16"]
     assert f.fate == "rewritten", f.reason
+
+
+def test_rebuilt_body_literal_pairs_with_the_body_top_level_literal():
+    """hmm_forward_scan: the scan body region_13.346 reads ``constant.357 = s32[]
+    constant(1)``; the rebuilt body ``wide.wide.wide.region_13.346.clone.clone.clone``
+    holds ``constant.124 = s32[] constant(1)`` at top level (read by add.64). The pass
+    dumps follow constant.357 there: kept, not fused into a kernel's copy."""
+    f = _diff("hmm_forward_scan")["constant.357"]
+    assert (f.fate, f.after) == ("kept", "constant.124")

@@ -27,6 +27,7 @@ from . import constvals, gpunames, loop_state
 from .cse_pairs import pair_survivors
 from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .init_elements import pair_init_elements  # old5
+from .loop_constants import pair_body_constants  # old5
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
 from .partition import may_be_piece
@@ -574,6 +575,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     pair_bare_loops(m)  # loops4: a loop rebuilt without metadata, by its condition
     _bodies(m)
     _propagate(m)
+    if pair_body_constants(m):  # old5: literals of a rebuilt body
+        _propagate(m)
     from .anchored import pair_anchored  # twins told apart by the values they read
     while pair_anchored(m):
         _propagate(m)
