@@ -121,3 +121,16 @@ def test_rebuilt_body_literal_pairs_with_the_body_top_level_literal():
     dumps follow constant.357 there: kept, not fused into a kernel's copy."""
     f = _diff("hmm_forward_scan")["constant.357"]
     assert (f.fate, f.after) == ("kept", "constant.124")
+
+
+def test_tie_taken_wrongly_is_undone_by_the_user_that_matches_only_the_other():
+    """perceiver_cross_attention dump 0003: two inlined integer_pow callees hold
+    ``broadcast(constant(1))`` (no metadata) before ``multiply(x, x)`` and ``ROOT
+    divide(broadcast, multiply)``. When a broadcast copy is renamed its user's other
+    operand is not known yet; the divide copies then match only with the other
+    candidate. Both divides are followed (not left "inlined")."""
+    t = _trace("perceiver_cross_attention")
+    for name in ("divide.50", "divide.86"):
+        assert t.fate_of(name)[0] != "inlined", name
+    step = next(s for s in t.passes if s.name == "CallInliner")
+    assert step.renamed.get("divide.50") and step.renamed.get("divide.86")

@@ -45,3 +45,74 @@ def by_co_operands(prev_users: dict, ptop: dict, cur_users: dict, ctop: dict,
         if 0 < len(hits) < len(lst):
             return hits
     return []
+
+
+def repair_ties(ties: dict[str, list[str]], added: list[str], c2p: dict[str, str],
+                renamed: dict[str, str], cand: dict, ptop: dict, ctop: dict,
+                lookup, op_of, canon, cand_key, cur_users: dict) -> None:
+    """Second look at renames taken among identical candidates (``ties``: new name ->
+    the candidates' names) that nothing told apart when they were taken: an added
+    instruction left unmatched that matches a removed one once one of its operands is
+    another candidate of that operand's tie shows which candidate the operand was; the two
+    assignments are swapped. Fresh 5 perceiver_cross_attention (JAX 0.4.30) dump 0003:
+    two inlined ``integer_pow`` callees hold ``broadcast(constant(1))`` (no metadata)
+    before ``multiply(x, x)`` and ``ROOT divide(broadcast, multiply)``; when the broadcast
+    copy is renamed its user's other operand is not yet known, the first candidate is
+    taken, and the divide copies then match nothing (left "inlined"). In text order, so a
+    user fixed here lets its own users match."""
+    for n in added:
+        if n in c2p:
+            continue
+        a = ctop[n]
+        ops = [op_of(o) for o in a.operands]
+        lst = lookup(a, tuple(ops))
+        if not lst:
+            for j, o in enumerate(a.operands):
+                for alt in ties.get(o, ()):
+                    if alt == c2p.get(o) or _users_matched(renamed.get(alt), o, c2p,
+                                                               cur_users, ties):
+                        continue
+                    trial = list(ops)
+                    trial[j] = canon(alt)
+                    lst = lookup(a, tuple(trial))
+                    if lst:
+                        _swap(o, alt, c2p, renamed, cand, ptop, cand_key)
+                        break
+                if lst:
+                    break
+        if lst:
+            r = lst.pop(0)
+            c2p[n] = r.name
+            renamed[r.name] = n
+
+
+def _users_matched(holder: str | None, o: str, c2p: dict[str, str], cur_users: dict,
+                   ties: dict) -> bool:
+    """Whether a user of ``holder`` (the instruction now renamed from the alternative)
+    or of ``o`` was matched through its current assignment (then the two stay)."""
+    for x in (holder, o):
+        if x is None:
+            continue
+        if any(u in c2p and u in ties or (u in c2p and c2p[u] != u)
+               for u, _ in cur_users.get(x, ())):
+            return True
+    return False
+
+
+def _swap(o: str, alt: str, c2p: dict[str, str], renamed: dict[str, str], cand: dict,
+          ptop: dict, cand_key) -> None:
+    """Make ``o`` the renamed ``alt``; whoever was ``alt`` takes ``o``'s old candidate
+    (or that candidate goes back to the unmatched ones)."""
+    old = c2p[o]
+    holder = renamed.get(alt)
+    c2p[o] = alt
+    renamed[alt] = o
+    if holder is not None and holder != o:
+        c2p[holder] = old
+        renamed[old] = holder
+        return
+    renamed.pop(old, None)
+    lst = cand.get(cand_key(ptop[alt]))
+    if lst is not None and ptop[alt] in lst:
+        lst.remove(ptop[alt])
+    cand.setdefault(cand_key(ptop[old]), []).append(ptop[old])

@@ -16,7 +16,7 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
-from .cooperands import by_co_operands
+from .cooperands import by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
 
@@ -298,6 +298,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 continue
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
+        ties: dict[str, list[str]] = {}
         for n in added:
             if n in c2p:
                 continue
@@ -309,9 +310,15 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
                     # (the Shardy round trip merges identical constants: users mixed)
                     k = _best_candidate(prev, a, lst, None if partitioning else cur, c2p)
+                    ties[n] = [x.name for x in lst]
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
+        if ties and not partitioning:  # old5: a tie taken wrongly, seen from its users
+            repair_ties(ties, added, c2p, step.renamed, cand, ptop, ctop,
+                        lambda a, ops: cand.get(_key(a) + (ops,)),
+                        lambda o: prev.canon(c2p[o]) if o in c2p else cur_leaf(o),
+                        prev.canon, lambda i: _key(i) + (prev.norm_operands(i),), cur.users)
         # a replacement printed under the name of the instruction it replaced
         taken = find_takeovers(
             ptop, ctop, added_set, cand, lambda i: _key(i) + (prev.norm_operands(i),),
