@@ -8,6 +8,7 @@ from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; 
 from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
 from . import splitk  # h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
+from . import algsimp_twins, loop_twins, meta_survivors  # old5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -39,6 +40,7 @@ class FateBuilder:
         self.order = gpu_cse.post_order(self.B) if self.gpu_cse else \
             cse_walk.post_order(self.B, live_nodes(self.B))
         self.survivor = cse_survivors(m, self.recip, self.order)
+        self.sunk_dead |= algsimp_twins.sunk_twin_broadcasts(m, self.survivor, self.live)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
@@ -116,6 +118,8 @@ class FateBuilder:
                 continue
             if y < 0:
                 y = self._loop_partner(w)
+                if y < 0:
+                    y = loop_twins.partner(self, ctl)  # old5: CSE merged identical loops
                 if y < 0:
                     continue
             if A.nodes[y].opcode != "while":  # e.g. the CPU's small-while-loop hoisting
@@ -370,6 +374,12 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        if b.opcode == "tuple" and b.site is not None and not self.live[b.idx] and \
+                m.b2a[b.idx] >= 0 and any(self.live[u] for u in self._tuple_users().get(b.idx, ())):
+            # old5: an inlined callee's root tuple read only through get-tuple-elements,
+            # which algsimp forwards (dropout_ln_rng tuple.83, rewritten at algsimp)
+            f.fate, f.reason = "rewritten", "tuple plumbing simplified away (get-tuple-element forwarded)"
+            return f
         if b.alias >= 0 and b.idx in self.early_cse:  # shard helper (shardmatch.early_cse)
             sb = B.nodes[self.early_cse[b.idx]]
             f.fate, f.into = "merged", sb.name
@@ -449,6 +459,11 @@ class FateBuilder:
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
+            if algsimp_twins.removed_like_survivor(self, s, sf):  # old5: each copy sunk
+                f.fate = "removed"
+                f.reason = (f"identical to {sb.name}, which algebraic simplification left "
+                            f"without users before CSE could merge them: {sf.reason}")
+                return f
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
                     self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
                                                      m.b2a[b.idx] >= 0)) and \
@@ -502,6 +517,8 @@ class FateBuilder:
             return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
+        if y < 0 and b.opcode == "while" and loop_twins.merged_fate(self, f, b):  # old5
+            return f
         if y < 0 and b.opcode == "while" and self.live[b.idx]:  # gpu2: loop state changed
             y = self._loop_partner(b)
         if y < 0 and self.live[b.idx]:  # gpu helper (old2: any backend): fused constant copies
@@ -633,8 +650,11 @@ class FateBuilder:
                 # an identity view removed by algsimp: its value is its operand's
                 f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \
                     sf.fusion_kind
+                ng = meta_survivors.negated(m, src, self.survivor)  # old5: negate moved out
+                if ng is not None:
+                    self._set_after(f, ng)
                 f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
-                            f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
+                            f"(algebraic simplification); the value is in {f.fusion or f.after}")
                 return f
         fd = reshard.flipped_dot(m, b) if self.nparts > 1 else None
         if fd is not None:  # shard2: transpose(dot(a, b)) rebuilt as dot(b, a)

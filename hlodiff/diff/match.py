@@ -25,9 +25,13 @@ from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_t
 from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state, param_reads, splitk
 from .cse_pairs import pair_survivors
+from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
+from .init_elements import pair_init_elements  # old5
+from .loop_constants import pair_body_constants  # old5
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
 from .partition import may_be_piece
+from .broadcast_dims import other_placement  # old5
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
 from .view import Node, View
@@ -217,7 +221,8 @@ def _propagate(m: Matching) -> int:
                     bx = Bn[x]
                     chosen.append((x, [y for y in open_a if a2b[y] < 0 and
                                        _compatible(bx, An[y]) and not other(bx, An[y])
-                                       and fits(m, x, y)]))
+                                       and fits(m, x, y)
+                                       and not other_placement(bx, An[y])]))  # old5
                 pair_sole_choices(m, chosen, "operand")
         # users
         bu, au = b.users, a.users
@@ -576,6 +581,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     pair_bare_loops(m)  # loops4: a loop rebuilt without metadata, by its condition
     _bodies(m)
     _propagate(m)
+    if pair_body_constants(m):  # old5: literals of a rebuilt body
+        _propagate(m)
     from .anchored import pair_anchored  # twins told apart by the values they read
     while pair_anchored(m):
         _propagate(m)
@@ -601,6 +608,10 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
         _propagate(m)
+    if pair_init_elements(m, _compatible):  # old5: a rebuilt loop's initial state
+        _propagate(m)
+    if pair_meta_survivors(m) + pair_moved_negates(m):  # old5: copies rewritten before
+        _propagate(m)  # CSE, kept under their metadata; reduce(negate(x)) -> negate(reduce(x))
     repair_regrouped(m)  # old2: (x*c1)*c2 -> x*(c1*c2) lives on as the outer one
     if pair_sunk(m):  # cpu4: op(broadcast(x), broadcast(c)) -> broadcast(op(x, c))
         _propagate(m)

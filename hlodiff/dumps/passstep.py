@@ -18,6 +18,7 @@ from .fusedcopies import BodyIndex
 from .fusion_copies import BodyPrints, ProducerClones
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
+from .cooperands import by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
 
@@ -299,6 +300,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 continue
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
+        ties: dict[str, list[str]] = {}
         for n in added:
             if n in c2p:
                 continue
@@ -309,10 +311,16 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 k = 0
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
                     # (the Shardy round trip merges identical constants: users mixed)
-                    k = _best_candidate(prev, a, lst, None if partitioning else cur)
+                    k = _best_candidate(prev, a, lst, None if partitioning else cur, c2p)
+                    ties[n] = [x.name for x in lst]
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
+        if ties and not partitioning:  # old5: a tie taken wrongly, seen from its users
+            repair_ties(ties, added, c2p, step.renamed, cand, ptop, ctop,
+                        lambda a, ops: cand.get(_key(a) + (ops,)),
+                        lambda o: prev.canon(c2p[o]) if o in c2p else cur_leaf(o),
+                        prev.canon, lambda i: _key(i) + (prev.norm_operands(i),), cur.users)
         # a replacement printed under the name of the instruction it replaced
         taken = find_takeovers(
             ptop, ctop, added_set, cand, lambda i: _key(i) + (prev.norm_operands(i),),
@@ -540,7 +548,7 @@ def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | No
 
 
 def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
-                    cur: _Snap | None = None) -> int:
+                    cur: _Snap | None = None, c2p: dict[str, str] | None = None) -> int:
     """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
     with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
     constants of two inlined callees differ only in where they were inlined), else the
@@ -549,9 +557,14 @@ def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
     # a computation new in this snapshot (a clone): its copies come from the original
     own = own_candidates(a, lst) if a.computation not in prev.roots else []
     if own:
-        return own[_best_candidate(prev, a, [lst[j] for j in own], cur)]
+        return own[_best_candidate(prev, a, [lst[j] for j in own], cur, c2p)]
     lk = _loose_key(a)
     js = [j for j, r in enumerate(lst) if _loose_key(r) == lk]
+    if len(js) > 1 and cur is not None and c2p is not None:  # old5 (cooperands.py)
+        co = by_co_operands(prev.users, prev.top, cur.users, cur.top, c2p, a,
+                            [lst[j] for j in js])
+        if co:
+            js = [js[j] for j in co]
     if js:
         same = same_users(prev.users, prev.top, cur.users, cur.top, a,
                           [lst[j] for j in js]) if cur is not None and len(js) > 1 else []
