@@ -16,6 +16,7 @@ from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .fusedcopies import BodyIndex
 from .fusion_copies import BodyPrints, ProducerClones
+from .foldresults import folded_results
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .cooperands import by_co_operands, repair_ties
@@ -301,8 +302,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
         ties: dict[str, list[str]] = {}
+        # cpu5: a constant the folder made is not a rename of a look-alike it consumed
+        fres = folded_results(ptop, ctop, removed, added) if kind == "folded" else set()
         for n in added:
-            if n in c2p:
+            if n in c2p or n in fres:
                 continue
             a = ctop[n]
             ops = tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o) for o in a.operands)
