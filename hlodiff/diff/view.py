@@ -363,22 +363,28 @@ def _finish(view: View) -> None:
 
 def operands_first(nodes: list[Node]) -> Iterator[int]:
     """Every node reachable from a live node (``alias < 0``), each once, after all its
-    operands: iterative, for deep graphs. Subgraph fingerprints are built in this order."""
-    state = bytearray(len(nodes))  # 0 new, 1 on the stack, 2 done
+    operands: iterative, for deep graphs. Subgraph fingerprints are built in this order.
+
+    A node is marked when it is expanded, not when it is pushed: an operand pushed by one
+    user and still waiting below in the stack is pushed again by another user expanded
+    first, so that user never comes out before it (cpu8: kl_distillation's ``exp.2 =
+    exp(sub.17)`` came out before ``sub.17`` = ``subtract(Arg_0.3, sub.16)``, whose
+    operand ``sub.16`` another user had pushed, and got another fingerprint than its
+    identical copy ``exp.5``; CSE's survivors were missed)."""
+    state = bytearray(len(nodes))  # 0 new, 1 expanded (its operands above it), 2 done
     for n in nodes:
         if n.alias >= 0 or state[n.idx] == 2:
             continue
         stack = [n.idx]
-        state[n.idx] = 1
         while stack:
             i = stack[-1]
-            pushed = False
-            for o in nodes[i].operands:
-                if state[o] == 0:
-                    state[o] = 1
-                    stack.append(o)
-                    pushed = True
-            if pushed:
+            s = state[i]
+            if s == 2:
+                stack.pop()  # pushed twice; done the first time
+                continue
+            if s == 0:
+                state[i] = 1
+                stack.extend(o for o in nodes[i].operands if state[o] == 0)
                 continue
             state[i] = 2
             stack.pop()
