@@ -19,6 +19,7 @@ Candidates are scored by shared operands (and the transpose's op_name); repeated
 
 from __future__ import annotations
 
+from . import splitk
 from .match import Matching
 from .reshard_paths import resharded_sources
 from .view import Node, View
@@ -112,9 +113,11 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
     several candidates tie), and the tied candidates of those nodes."""
     B, A = m.before, m.after
     dots_by_dims: dict[str, list[Node]] = {}
+    sums = splitk.units(A)  # h100: a split-K dot's value is the reduce of its partials
     for x in A.nodes:
         if x.opcode == "dot":
-            dots_by_dims.setdefault(x.mdims, []).append(x)
+            y = A.nodes[sums[x.idx][0]] if x.idx in sums else x
+            dots_by_dims.setdefault(y.mdims, []).append(y)
     if not dots_by_dims:
         return {}, {}
     from .partition import holds_shape, num_partitions
@@ -143,7 +146,8 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
                 continue  # (per-device) the dot's own shape, not the transposed one
             if nparts > 1 and _own_orientation(m, d, x, dup):
                 continue  # cpu8: the dot itself, partitioned (renamed), in its own order
-            shared: float = len(want & _after_inputs(A, x))
+            xd = A.nodes[x.operands[0]] if x.opcode == "reduce" else x  # (split-K)
+            shared: float = len(want & _after_inputs(A, xd))
             if shared == 0 and nparts > 1:  # shard4: read through the partitioner's
                 # resharding (reshard_paths): weaker evidence than a direct read
                 shared = 0.25 * len(want & resharded_sources(A, x))

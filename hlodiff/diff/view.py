@@ -365,13 +365,11 @@ def operands_first(nodes: list[Node]) -> Iterator[int]:
     """Every node reachable from a live node (``alias < 0``), each once, after all its
     operands: iterative, for deep graphs. Subgraph fingerprints are built in this order.
 
-    A node is marked when it is expanded, not when it is pushed: an operand pushed by one
-    user and still waiting below in the stack is pushed again by another user expanded
-    first, so that user never comes out before it (cpu8: kl_distillation's ``exp.2 =
-    exp(sub.17)`` came out before ``sub.17`` = ``subtract(Arg_0.3, sub.16)``, whose
-    operand ``sub.16`` another user had pushed, and got another fingerprint than its
-    identical copy ``exp.5``; CSE's survivors were missed)."""
-    state = bytearray(len(nodes))  # 0 new, 1 expanded (its operands above it), 2 done
+    A node is marked when it is expanded, not when it is pushed: a node pushed by one user
+    and not yet expanded may be an operand of a node pushed later above it (a diamond), and
+    that later node must wait for it (marking on push let it go first, with its operand's
+    fingerprint still unset: two identical instructions then hashed apart)."""
+    state = bytearray(len(nodes))  # 0 new, 1 expanded (operands pushed), 2 done
     for n in nodes:
         if n.alias >= 0 or state[n.idx] == 2:
             continue
@@ -380,11 +378,13 @@ def operands_first(nodes: list[Node]) -> Iterator[int]:
             i = stack[-1]
             s = state[i]
             if s == 2:
-                stack.pop()  # pushed twice; done the first time
+                stack.pop()
                 continue
             if s == 0:
                 state[i] = 1
-                stack.extend(o for o in nodes[i].operands if state[o] == 0)
+                for o in nodes[i].operands:
+                    if state[o] == 0:
+                        stack.append(o)
                 continue
             state[i] = 2
             stack.pop()
