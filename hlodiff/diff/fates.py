@@ -442,8 +442,8 @@ class FateBuilder:
             return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
         x = barrier_forward.forwarded_element(B, b) if b.opcode == "get-tuple-element" and \
             m.b2a[b.idx] < 0 and self.live[b.idx] and not self.gpu_cse else -1
-        if x >= 0 and barrier_forward.barriers_gone(A) and \
-                barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
+        if x >= 0 and barrier_forward.barriers_gone(A) and not barrier_plumbing.orphaned_element(
+                B, b) and barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
             return f
         if b.idx in self.recip:
             f.fate = "rewritten"
