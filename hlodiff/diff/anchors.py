@@ -11,6 +11,8 @@ an after candidate, the paired nodes reached from both through not yet paired on
 
 from __future__ import annotations
 
+from .param_deps import closest
+
 _DEPTH = 5
 # tuples, their elements and data-movement ops: passes build new ones carrying the op_name
 # of the instruction they serve (algsimp's broadcasts, the loop passes' tuples)
@@ -65,6 +67,9 @@ def anchor_score(m, b: int, a: int) -> int:
 
 def best_by_anchors(m, b: int, cands: list[int]) -> list[int]:
     """The candidates with the highest anchor score (all of them when none scores)."""
+    if len(cands) < 2:
+        return cands
+    cands = closest(m, b, cands)  # gpu8n: the other layer's twin reads other parameters
     if len(cands) < 2:
         return cands
     scored = [(anchor_score(m, b, y), y) for y in cands]

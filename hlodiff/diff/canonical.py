@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .param_deps import distance
 from .anchors import anchor_score
 from .view import _match_dims
 
@@ -70,15 +71,24 @@ def pair_wrapped(m) -> int:
     c = 0
     for k, xs in found.items():
         bs = [b for b in wanted[k] if m.b2a[b] < 0]
-        scored = sorted(((anchor_score(m, b, x), b, x) for b in bs for x in xs
-                         if An[x].opcode == Bn[b].opcode), reverse=True)
+        # the nearest parameter set first (gpu8n: another layer's twin), then anchors
+        scored = sorted((((-distance(m, b, x), anchor_score(m, b, x)), b, x)
+                         for b in bs for x in xs if An[x].opcode == Bn[b].opcode),
+                        reverse=True)
+        held: set[int] = set()  # (gpu8n) tied twins, and what they were tied over
         for i, (s, b, x) in enumerate(scored):
-            if m.b2a[b] >= 0 or not _open_or_borrowed(m, x):
+            if m.b2a[b] >= 0 or not _open_or_borrowed(m, x) or b in held or ~x in held:
                 continue
             rivals = [t for t in scored[i + 1:] if t[0] == s and m.b2a[t[1]] < 0 and
                       _open_or_borrowed(m, t[2]) and (t[1] == b or t[2] == x)]
             if rivals:
-                continue  # twins nothing tells apart: leave them to later steps
+                # twins nothing tells apart: leave them to later steps, and neither the
+                # rival nor a worse candidate takes their place here (gpu8n: the other
+                # layer's gradient dot, 6 parameters away, did)
+                held.update((b, ~x))
+                held.update(t[1] for t in rivals)
+                held.update(~t[2] for t in rivals)
+                continue
             if m.a2b[x] >= 0:  # borrowed by a transpose(dot) dot: give it back
                 other = m.a2b[x]
                 m.b2a[other], m.a2b[x] = -1, -1

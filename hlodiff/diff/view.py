@@ -363,22 +363,28 @@ def _finish(view: View) -> None:
 
 def operands_first(nodes: list[Node]) -> Iterator[int]:
     """Every node reachable from a live node (``alias < 0``), each once, after all its
-    operands: iterative, for deep graphs. Subgraph fingerprints are built in this order."""
-    state = bytearray(len(nodes))  # 0 new, 1 on the stack, 2 done
+    operands: iterative, for deep graphs. Subgraph fingerprints are built in this order.
+
+    A node is marked when it is expanded, not when it is pushed: a node pushed by one user
+    and not yet expanded may be an operand of a node pushed later above it (a diamond), and
+    that later node must wait for it (marking on push let it go first, with its operand's
+    fingerprint still unset: two identical instructions then hashed apart)."""
+    state = bytearray(len(nodes))  # 0 new, 1 expanded (operands pushed), 2 done
     for n in nodes:
         if n.alias >= 0 or state[n.idx] == 2:
             continue
         stack = [n.idx]
-        state[n.idx] = 1
         while stack:
             i = stack[-1]
-            pushed = False
-            for o in nodes[i].operands:
-                if state[o] == 0:
-                    state[o] = 1
-                    stack.append(o)
-                    pushed = True
-            if pushed:
+            s = state[i]
+            if s == 2:
+                stack.pop()
+                continue
+            if s == 0:
+                state[i] = 1
+                for o in nodes[i].operands:
+                    if state[o] == 0:
+                        stack.append(o)
                 continue
             state[i] = 2
             stack.pop()

@@ -14,6 +14,9 @@ from .partitioning import clone_renames as _clone_renames, unsharded_key as _uns
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
+from .fusedcopies import BodyIndex
+from .fusion_copies import BodyPrints, ProducerClones
+from .foldresults import folded_results
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .cooperands import by_co_operands, forwarded_element, repair_ties
@@ -299,8 +302,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
         ties: dict[str, list[str]] = {}
+        # cpu5: a constant the folder made is not a rename of a look-alike it consumed
+        fres = folded_results(ptop, ctop, removed, added) if kind == "folded" else set()
         for n in added:
-            if n in c2p:
+            if n in c2p or n in fres:
                 continue
             a = ctop[n]
             ops = tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o) for o in a.operands)
@@ -608,6 +613,9 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
     prev.index()
     by_key, by_loose = prev.by_key, prev.by_loose
     assert by_key is not None and by_loose is not None
+    bodies = BodyIndex(prev, removed, _key)  # h100: fusions copied whole (fusedcopies.py)
+    clones: ProducerClones | None = None
+
     def inner_op(o: str, inner: dict, body) -> object:
         if o in inner:
             return prev.canon(inner[o])
@@ -625,14 +633,18 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             if ob is not None and len(ob.instructions) == len(body.instructions):
                 continue  # unchanged fusion
         inner: dict[str, str] = {}
+        clones = clones or ProducerClones(pmod, prev.top, _key)
+        prints = BodyPrints(clones)  # gpu8n: clones of surviving kernels (fusion_copies.py)
         for x in body.instructions:
             if x.opcode == "parameter":
                 n = x.parameter_number
                 if n is not None and n < len(f.operands):
                     o = f.operands[n]
                     inner[x.name] = c2p.get(o, o)
+                    prints.param(x.name, inner[x.name])
                 continue
             ops = tuple(inner_op(o, inner, body) for o in x.operands)
+            twin = prints.look(x)
             match = None
             for c in by_key.get(_key(x), ()):
                 if prev.norm_operands(c) == ops:
@@ -641,13 +653,27 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
                         match = c  # identical ones in two computations: f's own
                     if c.computation == f.computation:
                         break
+            if match is None and twin is not None and twin not in removed:
+                match = prev.top[twin]
             if match is None:
+                hit = bodies.find(x, ops)
+                if hit is not None:  # a copy of a fused producer's body (fusedcopies.py)
+                    producer, token, is_root = hit
+                    inner[x.name] = producer if is_root else token
+                    if is_root:
+                        if producer in removed:
+                            fused_into.setdefault(producer, f.name)
+                        lst = copies.setdefault(producer, [])
+                        if f.name not in lst:
+                            lst.append(f.name)
+                    continue
                 loose = [c for c in by_loose.get(_loose_key(x), ()) if c.name in removed]
                 if len(loose) == 1:
                     match = loose[0]
             if match is None:
                 continue
             inner[x.name] = match.name
+            prints.matched(x, match.name)
             if match.name in removed:
                 fused_into.setdefault(match.name, f.name)
             lst = copies.setdefault(match.name, [])

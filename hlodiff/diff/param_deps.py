@@ -1,0 +1,108 @@
+"""Which entry parameters a value depends on: a layer's signature that passes keep.
+
+Repeated code (the layers of a Python loop) gives twins equal opcodes, shapes, op_names
+and source lines, and after SPMD partitioning (shapes compared by rank only) often equal
+neighbourhoods too. What always tells layer 1's attention scores from layer 2's is the
+set of the program's parameters each one is computed from: layer 2's read layer 2's
+weights. Entry parameters keep their numbers through every pass (the partitioner only
+cuts their shapes), so this set is comparable across the two modules without any
+matching, and XLA's rewrites rarely change it: a fused, rebuilt or merged value is still
+computed from the same inputs. Where they do change it, they change it a little (the dot
+merger concatenates another layer's weights into one operand: one or two parameters
+more), while a twin of another layer differs by that layer's weights.
+
+The set is a bitset (a Python int) per node, one pass over each view in dependency order.
+Collectives the combiner merged into one tuple-shaped instruction are seen through: an
+element of ``all-reduce((a, b))`` depends on ``a``'s parameters only. Loop and
+conditional bodies' parameters depend on what the loop reads."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+from .view import View, operands_first
+
+_OPAQUE = {"while", "fusion", "custom-call", "parameter", "conditional", "call", "tuple"}
+
+
+def _element_source(nodes, n) -> list[int]:
+    """The operands whose value a node depends on: for an element of a combined
+    (tuple-shaped) collective, the one operand that element came from."""
+    ops = n.operands
+    if n.opcode != "get-tuple-element" or not ops:
+        return ops
+    x = nodes[ops[0]]
+    if x.opcode.endswith("-done") and x.operands:
+        x = nodes[x.operands[0]]  # the async pair: the start holds the operands
+    k = n.inst.index
+    if x.opcode in _OPAQUE or len(x.operands) < 2 or k is None or k >= len(x.operands):
+        return ops
+    return [x.operands[k]]
+
+
+def deps(view: View) -> list[int]:
+    """Per node, the bitset of entry parameter numbers its value is computed from."""
+    cached = getattr(view, "_param_deps", None)
+    if cached is not None:
+        return cached
+    nodes = view.nodes
+    bit = {v: 1 << k for k, v in view.entry_params.items()}
+    body_param: dict[int, int] = {}
+    for ctl, _role, _c, _root, params in view.bodies:
+        for p in params:
+            body_param[p] = ctl
+    out = [0] * len(nodes)
+    order = list(operands_first(nodes))
+    for _ in range(4):  # bodies read their loop's operands: a few rounds settle nesting
+        changed = False
+        for i in order:
+            n = nodes[i]
+            v = bit.get(i, 0) | out[i]
+            for o in _element_source(nodes, n):
+                v |= out[o]
+            ctl = body_param.get(i)
+            if ctl is not None:
+                for o in nodes[ctl].operands:
+                    v |= out[o]
+            if v != out[i]:
+                out[i] = v
+                changed = True
+        if not changed or not body_param:
+            break
+    view._param_deps = out
+    return out
+
+
+def distance(m, b: int, a: int) -> int:
+    """How far before node ``b``'s parameter sets are from after node ``a``'s: the
+    parameters one of the two depends on and the other does not, plus the same for each of
+    ``b``'s operands against the nearest operand of ``a``. The operands' sets tell
+    backward-pass twins apart, whose own sets are all the parameters: layer 2's gradient
+    dot reads layer 2's activations."""
+    db, da = deps(m.before), deps(m.after)
+    bn, an = m.before.nodes[b], m.after.nodes[a]
+    d = (db[b] ^ da[a]).bit_count()
+    bops = [db[x] for x in bn.operands]
+    aops = [da[y] for y in an.operands]
+    if not bops or not aops:
+        return d
+    if len(bops) == len(aops) <= 3:  # operands in any order (a dot algsimp flipped)
+        return d + min(sum((v ^ w).bit_count() for v, w in zip(bops, p))
+                       for p in permutations(aops))
+    for v in set(bops):
+        d += min((v ^ w).bit_count() for w in set(aops))
+    return d
+
+
+def closest(m, b: int, cands: list[int], within: int = 0) -> list[int]:
+    """The candidates whose parameter sets are nearest ``b``'s, when the nearest are no
+    more than ``within`` parameters away (otherwise all: when every candidate reads other
+    parameters, the sets confirm none of them, and picking the least wrong one would
+    turn an undecided twin into a confident wrong answer)."""
+    if len(cands) < 2:
+        return cands
+    dist = [distance(m, b, y) for y in cands]
+    low = min(dist)
+    if low > within:
+        return cands
+    return [y for y, d in zip(cands, dist) if d == low]
