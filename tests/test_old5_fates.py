@@ -143,3 +143,15 @@ def test_element_forwarded_while_its_user_is_taken_apart_is_rewritten():
     snaps = find_pass_dumps(OLD5 / "remat_nested_layers", "jit_remat_nested_layers")
     t = trace(snaps)
     assert t.chain("get-tuple-element.212")[0] == ("rewritten", "tuple-simplifier", "Arg_6.7")
+
+
+def test_softmax_rewritten_into_a_onednn_call_before_cse():
+    """kl_distillation dump 0003 -> 0004 (onednn-ops-rewriter): jax.nn.softmax's ops
+    (reduce.45 ... divide.62) become ``custom-call(divide.40),
+    custom_call_target="__onednn$softmax"`` before CSE; the log_softmax callee's
+    identical reduce/exp copies are then not merged into them and are fused."""
+    fates = _diff("kl_distillation")
+    for name in ("reduce.45", "maximum.46", "subtract.51", "exponential.52", "divide.62"):
+        assert (fates[name].fate, fates[name].after) == ("rewritten", "custom-call"), name
+    for name in ("exponential.85", "reduce.86"):
+        assert fates[name].fate == "fused", (name, fates[name].reason)
