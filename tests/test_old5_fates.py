@@ -136,15 +136,6 @@ def test_tie_taken_wrongly_is_undone_by_the_user_that_matches_only_the_other():
     assert step.renamed.get("divide.50") and step.renamed.get("divide.86")
 
 
-def test_element_forwarded_while_its_user_is_taken_apart_is_rewritten():
-    """remat_nested_layers dumps 0027 -> 0028 (tuple-simplifier): ``get-tuple-element.212 =
-    get-tuple-element(tuple.208), index=2`` is read only by ``tuple.355``, which the same
-    pass takes apart; the simplifier forwards it to tuple.208's operand 2, ``Arg_6.7``."""
-    snaps = find_pass_dumps(OLD5 / "remat_nested_layers", "jit_remat_nested_layers")
-    t = trace(snaps)
-    assert t.chain("get-tuple-element.212")[0] == ("rewritten", "tuple-simplifier", "Arg_6.7")
-
-
 def test_softmax_rewritten_into_a_onednn_call_before_cse():
     """kl_distillation dump 0003 -> 0004 (onednn-ops-rewriter): jax.nn.softmax's ops
     (reduce.45 ... divide.62) become ``custom-call(divide.40),

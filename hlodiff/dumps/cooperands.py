@@ -116,22 +116,3 @@ def _swap(o: str, alt: str, c2p: dict[str, str], renamed: dict[str, str], cand: 
     if lst is not None and ptop[alt] in lst:
         lst.remove(ptop[alt])
     cand.setdefault(cand_key(ptop[old]), []).append(ptop[old])
-
-
-def forwarded_element(ptop: dict, ctop: dict, i: Instruction, p2c: dict[str, str]) -> str | None:
-    """The element a removed ``get-tuple-element(tuple(...), index=k)`` forwarded: the
-    tuple simplifier replaces it by the tuple's k-th operand even when its own users go in
-    the same pass. Fresh 4 remat_nested_layers (JAX 0.4.30), dump 0027 (after the barrier
-    expander): ``get-tuple-element.212 = get-tuple-element(tuple.208), index=2``, read only
-    by ``tuple.355`` (a nested checkpoint's tuple that dump 0028's tuple simplifier takes
-    apart too); its value is ``Arg_6.7``, tuple.208's operand 2, which the inner barrier's
-    readers now read. It was called "removed" (no replacement found in its users)."""
-    if not i.operands:
-        return None
-    t = ptop.get(i.operands[0])
-    k = i.index or 0
-    if t is None or t.opcode != "tuple" or k >= len(t.operands):
-        return None
-    x = t.operands[k]
-    c = p2c.get(x, x)
-    return c if c in ctop else None
