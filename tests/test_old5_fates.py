@@ -134,3 +134,15 @@ def test_tie_taken_wrongly_is_undone_by_the_user_that_matches_only_the_other():
         assert t.fate_of(name)[0] != "inlined", name
     step = next(s for s in t.passes if s.name == "CallInliner")
     assert step.renamed.get("divide.50") and step.renamed.get("divide.86")
+
+
+def test_softmax_rewritten_into_a_onednn_call_before_cse():
+    """kl_distillation dump 0003 -> 0004 (onednn-ops-rewriter): jax.nn.softmax's ops
+    (reduce.45 ... divide.62) become ``custom-call(divide.40),
+    custom_call_target="__onednn$softmax"`` before CSE; the log_softmax callee's
+    identical reduce/exp copies are then not merged into them and are fused."""
+    fates = _diff("kl_distillation")
+    for name in ("reduce.45", "maximum.46", "subtract.51", "exponential.52", "divide.62"):
+        assert (fates[name].fate, fates[name].after) == ("rewritten", "custom-call"), name
+    for name in ("exponential.85", "reduce.86"):
+        assert fates[name].fate == "fused", (name, fates[name].reason)

@@ -8,7 +8,7 @@ from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; 
 from . import barrier_plumbing, cudnn_fused, inplace, loop_pairs  # cpu8; cpu2; loops4
 from . import splitk  # h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
-from . import algsimp_twins, loop_twins, meta_survivors  # old5
+from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
@@ -40,7 +40,8 @@ class FateBuilder:
         # old2: CPU CSE walks the live graph in post order too (cse_walk.py)
         self.order = gpu_cse.post_order(self.B) if self.gpu_cse else \
             cse_walk.post_order(self.B, live_nodes(self.B))
-        self.survivor = cse_survivors(m, self.recip, self.order)
+        self.onednn = onednn_softmax.patterns(m)  # old5: rewritten before CSE
+        self.survivor = cse_survivors(m, self.recip | set(self.onednn), self.order)
         self.sunk_dead |= algsimp_twins.sunk_twin_broadcasts(m, self.survivor, self.live)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
@@ -52,7 +53,8 @@ class FateBuilder:
         gone = self._vanished()
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
         self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4, cse4: sharded apart
-            m, gone | self.recip, self.order) if gone else self.survivor, self.cse_first)
+            m, gone | self.recip | set(self.onednn), self.order) if gone else self.survivor,
+            self.cse_first)
         self.borrowed = self._borrowed()
         self.sunk_copies = {} if self.gpu_cse or self.cse_first else \
             sunk_broadcasts.sunk_copies(m, self.survivor)  # cpu5: each copy sunk first
@@ -365,6 +367,10 @@ class FateBuilder:
             y = m.b2a[b.idx]
             if y >= 0:
                 self._set_after(f, A.nodes[y])
+            return f
+        if b.idx in self.onednn:  # old5 (after the inliner's own fate)
+            f.fate, f.reason = "rewritten", "softmax rewritten into a oneDNN custom call"
+            self._set_after(f, A.nodes[self.onednn[b.idx]])
             return f
         x = self.dot_t.get(b.idx)
         if x is not None and x < 0 and self.live[b.idx]:

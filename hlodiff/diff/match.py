@@ -28,6 +28,7 @@ from .cse_pairs import pair_survivors
 from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .init_elements import pair_init_elements  # old5
 from .loop_constants import pair_body_constants  # old5
+from .onednn_softmax import repair as onednn_repair  # old5
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
 from .partition import may_be_piece
@@ -649,5 +650,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants
         top_level_constants(m)
+    if onednn_repair(m):  # old5: softmax rewritten into a oneDNN call (JAX 0.4.30)
+        _propagate(m)
     m._queue.clear()
     return m
