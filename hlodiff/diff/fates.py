@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
-from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
+from . import cudnn_fused, inplace, library_results, loop_pairs, loop_state  # cpu2; gpu4; loops4
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
@@ -719,6 +719,7 @@ class FateBuilder:
         out = [self.fate(b) for b in self.B.nodes]
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
+        library_results.name_results(self.m, out)  # gpu8n: element 0 of a library call
         duplicates.annotate(self.m, out)
         spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)

@@ -27,6 +27,7 @@ from . import constvals, gpunames, loop_state
 from .cse_pairs import pair_survivors
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
+from .param_deps import exact_twin
 from .partition import may_be_piece
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
@@ -443,11 +444,14 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
                 best, best_s, ties = y, s, [y]
             elif s == best_s:
                 ties.append(y)
+        if sharded:  # gpu8n: the twin reading b's own values (measured on sharded only)
+            ties = exact_twin(m, b.idx, best, ties, cands[:_SCAN_CAP])
         if len(ties) > 1:  # twins (repeated layers): their neighbourhoods decide
             ties = best_by_anchors(m, b.idx, ties)
             best = ties[0]
             if len(ties) > 1 and real_twins(m, ties):
                 m.twins[b.idx] = ties
+        best = ties[0] if best not in ties else best
         if m.pair(b.idx, best, "rewrite"):
             c += 1
             lst.remove(best)
