@@ -146,17 +146,28 @@ def _own(a, b) -> bool:
     return (a.op_name, a.src) == (b.op_name, b.src)
 
 
-def sharded_apart(m, survivor: dict[int, int]) -> dict[int, int]:
-    """``survivor`` without the copies the partitioner kept apart (partitioned modules).
+def sharded_apart(m, survivor: dict[int, int], cse_first: bool = False) -> dict[int, int]:
+    """``survivor`` (copy -> the copy CSE keeps) without the copies the partitioner kept
+    apart from their survivor (partitioned modules); the one place that decides it.
 
     The SPMD partitioner shards each instruction on its own; two identical copies may get
-    different shardings (one computed per device on a slice, one replicated), and then
-    no CSE merges them: both live on, each under its own op_name and source line. A copy
-    paired with an after instruction that carries its own metadata and not the
-    survivor's, while the survivor is paired elsewhere, is such a copy (zoo cpu8
-    transformer_layer ``sub.34``: ``sub.7 ... sharding={replicated}`` beside
-    ``sub.3 ... sharding={devices=[1,1,8]<=[8]}`` in dump 0004; ``sub.34`` lives on in
-    ``add_rsqrt_fusion``, ``sub.30`` in ``multiply_bitcast_fusion.4``)."""
+    different shardings, and then no CSE merges them: both live on. A copy lives on apart
+    when it and its survivor are paired with two different after instructions and
+
+    - (every partitioned module, shard4) the copy's partner carries the copy's own
+      metadata and not the survivor's, and the survivor's partner the survivor's: zoo cpu8
+      transformer_layer ``sub.34``: ``sub.7 ... sharding={replicated}`` beside ``sub.3 ...
+      sharding={devices=[1,1,8]<=[8]}`` in dump 0004; ``sub.34`` lives on in
+      ``add_rsqrt_fusion``, ``sub.30`` in ``multiply_bitcast_fusion.4``; or
+    - (``cse_first``: partitioned CPU modules, whose cleanup CSE runs on the partitioned
+      module before any simplification, cse4) the two partners have different per-device
+      shapes: the shardings cut the twins differently, so they were no longer identical
+      when CSE met them. infonce_temperature on 8 CPU devices: ``scatter-add.10`` and
+      ``scatter-add.11`` are identical before; dump 0005 (after the Shardy round trip)
+      gives them ``sharding={devices=[1,8]<=[8]}`` and ``{devices=[8,1]<=[8]}``, and dump
+      0008 (``spmd-cleanup.after_cse``) still has both, as ``scatter = f32[16,2]`` and
+      ``scatter.1 = f32[2,16]``.
+    """
     v = str(m.after.module.attributes.get("num_partitions", "1"))
     if not (v.isdigit() and int(v) > 1):
         return survivor
@@ -164,8 +175,9 @@ def sharded_apart(m, survivor: dict[int, int]) -> dict[int, int]:
     out = {}
     for c, s in survivor.items():
         y, ys = b2a[c], b2a[s]
-        if y >= 0 and ys >= 0 and y != ys and _own(An[y], Bn[c]) and \
-                not _own(An[y], Bn[s]) and _own(An[ys], Bn[s]):
+        if y >= 0 and ys >= 0 and y != ys and (
+                (_own(An[y], Bn[c]) and not _own(An[y], Bn[s]) and _own(An[ys], Bn[s])) or
+                (cse_first and An[y].dims != An[ys].dims)):
             continue
         out[c] = s
     return out

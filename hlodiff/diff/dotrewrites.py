@@ -19,6 +19,7 @@ Candidates are scored by shared operands (and the transpose's op_name); repeated
 
 from __future__ import annotations
 
+from . import splitk
 from .match import Matching
 from .reshard_paths import resharded_sources
 from .view import Node, View
@@ -80,14 +81,43 @@ def _before_inputs(m: Matching, d: Node, dup: dict[int, set[int]]) -> set[int]:
     return out
 
 
+def _own_orientation(m: Matching, d: Node, x: Node, dup: dict[int, set[int]]) -> bool:
+    """The after dot ``x`` is ``d`` itself, not ``dot(b, a)``: the same dimension numbers
+    and each operand read where ``d``'s operand at that position lives (and not where the
+    other one does). In a partitioned module names tell nothing (the partitioner renames
+    every dot), and a square dot has the transposed shape too (cpu8: zoo mlp_deep on 8 CPU
+    devices, ``dot_general.19 = f32[128,128] dot(%select_n.4, %jit_relu_.3),
+    lhs_contracting_dims={0}``: the partitioner's ``dot.8 = dot(%select_n.7, %max.21)``,
+    the same dims, lives on to the end (dump 0006 to the final module); no algsimp rebuilt it
+    around ``transpose.6``)."""
+    if d.sig is None or x.sig is None or d.sig[6] != x.sig[6] or \
+            len(d.operands) != 2 or len(x.operands) != 2:
+        return False
+    w0, w1 = (_before_inputs(m, _Solo(d, k), dup) for k in (0, 1))
+    a0 = {_strip_after(m.after, x.operands[0]), _top(m.after, x.operands[0])}
+    a1 = {_strip_after(m.after, x.operands[1]), _top(m.after, x.operands[1])}
+    return bool(a0 & w0) and bool(a1 & w1) and not (a0 & w1) and not (a1 & w0)
+
+
+class _Solo:
+    """One operand of a dot, for :func:`_before_inputs`."""
+
+    __slots__ = ("operands",)
+
+    def __init__(self, d: Node, k: int):
+        self.operands = [d.operands[k]]
+
+
 def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
     """Before node (the transpose and its dot) -> the after dot that replaced both (-1:
     several candidates tie), and the tied candidates of those nodes."""
     B, A = m.before, m.after
     dots_by_dims: dict[str, list[Node]] = {}
+    sums = splitk.units(A)  # h100: a split-K dot's value is the reduce of its partials
     for x in A.nodes:
         if x.opcode == "dot":
-            dots_by_dims.setdefault(x.mdims, []).append(x)
+            y = A.nodes[sums[x.idx][0]] if x.idx in sums else x
+            dots_by_dims.setdefault(y.mdims, []).append(y)
     if not dots_by_dims:
         return {}, {}
     from .partition import holds_shape, num_partitions
@@ -114,7 +144,10 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
                 continue  # the dot kept its name: it was kept, not rebuilt
             if nparts > 1 and not holds_shape(t.inst.shape, x.inst.shape, nparts):
                 continue  # (per-device) the dot's own shape, not the transposed one
-            shared: float = len(want & _after_inputs(A, x))
+            if nparts > 1 and _own_orientation(m, d, x, dup):
+                continue  # cpu8: the dot itself, partitioned (renamed), in its own order
+            xd = A.nodes[x.operands[0]] if x.opcode == "reduce" else x  # (split-K)
+            shared: float = len(want & _after_inputs(A, xd))
             if shared == 0 and nparts > 1:  # shard4: read through the partitioner's
                 # resharding (reshard_paths): weaker evidence than a direct read
                 shared = 0.25 * len(want & resharded_sources(A, x))

@@ -5,8 +5,11 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
-from . import cudnn_fused, inplace, library_results, loop_pairs, loop_state  # cpu2; gpu4; loops4
+from . import cudnn_fused, inplace, loop_pairs, loop_state  # cpu2: in place; gpu4; loops4
+from . import library_results, splitk  # gpu8n; h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
+from . import algsimp_twins, loop_twins, meta_survivors  # old5
+from . import cpu_cse_order, named_copies  # cpu5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -38,6 +41,7 @@ class FateBuilder:
         self.order = gpu_cse.post_order(self.B) if self.gpu_cse else \
             cse_walk.post_order(self.B, live_nodes(self.B))
         self.survivor = cse_survivors(m, self.recip, self.order)
+        self.sunk_dead |= algsimp_twins.sunk_twin_broadcasts(m, self.survivor, self.live)
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
@@ -47,9 +51,14 @@ class FateBuilder:
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
         gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
-        self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4: sharded apart
-            m, gone | self.recip, self.order) if gone else self.survivor)
+        self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4, cse4: sharded apart
+            m, gone | self.recip, self.order) if gone else self.survivor, self.cse_first)
         self.borrowed = self._borrowed()
+        self.sunk_copies = {} if self.gpu_cse or self.cse_first else \
+            sunk_broadcasts.sunk_copies(m, self.survivor)  # cpu5: each copy sunk first
+        if self.sunk_copies:
+            self.sunk_dead = sunk_broadcasts.dead_scalar_broadcasts(m, set(self.sunk_copies))
+        self.copy_ops = cpu_cse_order.copy_operands(self) if self.sunk_copies else {}
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = normalization.upcast(self)
         self.dot_t, self.dot_ties = transposed_dots(m)
@@ -58,6 +67,7 @@ class FateBuilder:
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
         self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
         self.late_views: set[int] = set()  # became a view after layout assignment
+        self._named: tuple | None = None  # cpu5
 
     def _borrowed(self) -> dict[int, int]:
         """CSE survivor the matcher left open -> the after partner of a copy merged into it.
@@ -116,6 +126,8 @@ class FateBuilder:
             if y < 0:
                 y = self._loop_partner(w)
                 if y < 0:
+                    y = loop_twins.partner(self, ctl)  # old5: CSE merged identical loops
+                if y < 0:
                     continue
             if A.nodes[y].opcode != "while":  # e.g. the CPU's small-while-loop hoisting
                 y = A.resolve(y)              # wraps the loop in a call: see through it
@@ -124,8 +136,8 @@ class FateBuilder:
             new = A.nodes[y].inst.called.get(role)
             if not new or not loop_pairs.renamed_by_loop_pass(comp, new[0], self.nparts):
                 continue  # loops4: the partitioner's renaming is no rebuild
-            if loop_state.same_state(w.inst.shape, A.nodes[y].inst.shape, self.nparts):
-                continue  # gpu4: only the partitioner's clone, the state cut per device
+            # (cpu8: a marked name is a loop pass's rebuild even where the state came back
+            # to the same arity, LICM widening and the simplifier narrowing: loop_pairs.py)
             changed[comp] = new[0]
             if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
                 inits[w.raw_operands[0]] = new[0]
@@ -195,7 +207,8 @@ class FateBuilder:
         op_name that no other before instruction claims but its own init tuple."""
         A, m = self.A, self.m
         init = w.raw_operands[0] if w.raw_operands else -1
-        cands = [x.idx for x in A.nodes if x.opcode == "while" and x.op_name == w.op_name
+        op = named_copies.collapsed(w.op_name)  # cpu5: vmap(f)/vmap(f) written once
+        cands = [x.idx for x in A.nodes if x.opcode == "while" and x.op_name in (w.op_name, op)
                  and m.a2b[x.idx] in (-1, init)]
         return cands[0] if len(cands) == 1 else -1
 
@@ -250,6 +263,13 @@ class FateBuilder:
             elif i not in surv and not (self.gpu_cse and self.untraced[i]):  # gpu2: inlined
                 gone.add(i)
         return out
+
+    def named_index(self) -> tuple:
+        """cpu5: literal copies by op_name, before loop computations (named_copies.py)."""
+        if self._named is None:
+            self._named = (named_copies.FusedCopies(self.A, self.m.a2b),
+                           named_copies.loop_comps(self.B))
+        return self._named
 
     def _folds_reshape(self, n: Node) -> bool:
         """A reshape of a constant, or of a value constant folding evaluates, is folded
@@ -369,6 +389,12 @@ class FateBuilder:
             if y >= 0:
                 self._set_after(f, A.nodes[y])
             return f
+        if b.opcode == "tuple" and b.site is not None and not self.live[b.idx] and \
+                m.b2a[b.idx] >= 0 and any(self.live[u] for u in self._tuple_users().get(b.idx, ())):
+            # old5: an inlined callee's root tuple read only through get-tuple-elements,
+            # which algsimp forwards (dropout_ln_rng tuple.83, rewritten at algsimp)
+            f.fate, f.reason = "rewritten", "tuple plumbing simplified away (get-tuple-element forwarded)"
+            return f
         if b.alias >= 0 and b.idx in self.early_cse:  # shard helper (shardmatch.early_cse)
             sb = B.nodes[self.early_cse[b.idx]]
             f.fate, f.into = "merged", sb.name
@@ -410,6 +436,10 @@ class FateBuilder:
             return f
         if b.idx in self.sunk_dead:  # cpu4: left for DCE by broadcast sinking
             return sunk_broadcasts.dead_fate(f, b, m)
+        if b.idx in self.sunk_copies and self.live[b.idx]:  # cpu5: sunk before CSE ran
+            return sunk_broadcasts.copy_fate(f, b, B.nodes[self.sunk_copies[b.idx]], m)
+        if b.idx in self.copy_ops and self.live[b.idx]:  # cpu5 (cpu_cse_order.py)
+            return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
         if b.idx in self.recip:
             f.fate = "rewritten"
             f.reason = ("divisor rebuilt as a reciprocal: algebraic simplification turned "
@@ -435,7 +465,8 @@ class FateBuilder:
             return f
         # GPU: CSE runs inside the first simplification round, beside constant folding,
         # and meets an identical literal before the folder takes its readers away
-        cse_first = self.gpu_cse and b.idx in self.survivor
+        cse_first = (self.gpu_cse or self.cse_first and b.opcode == "constant") and \
+            b.idx in self.survivor  # cpu8: the Shardy round trip merges literals first
         if not cse_first and self.fed_fold[b.idx] and (
                 m.b2a[b.idx] < 0 or A.nodes[m.b2a[b.idx]].fusion >= 0):
             f.fate = "folded"
@@ -443,10 +474,19 @@ class FateBuilder:
             f.reason = ("read only by values constant folding evaluated at compile time"
                         + (f" (into {f.after})" if f.after else "") + "; it went with them")
             return f
-        s = spmd_cse.kept_copy(self, b)  # cse4: twins the shardings cut apart
+        s = self.survivor.get(b.idx)
+        if s is not None and cpu_cse_order.own_partner_iota(self, b):
+            s = None  # cpu5: CSE merges no iota as such
+        if s is not None and self.live[b.idx] and cpu_cse_order.rewritten_copy(self, b):
+            return cpu_cse_order.rewritten_copy_fate(self, f, b, B.nodes[s])
         if s is not None:
             sb = B.nodes[s]
             sf = self._survivor_fate(sb)
+            if algsimp_twins.removed_like_survivor(self, s, sf):  # old5: each copy sunk
+                f.fate = "removed"
+                f.reason = (f"identical to {sb.name}, which algebraic simplification left "
+                            f"without users before CSE could merge them: {sf.reason}")
+                return f
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
                     self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
                                                      m.b2a[b.idx] >= 0)) and \
@@ -500,10 +540,14 @@ class FateBuilder:
             return f
         if y < 0:
             y = self.borrowed.get(b.idx, -1)
+        if y < 0 and b.opcode == "while" and loop_twins.merged_fate(self, f, b):  # old5
+            return f
         if y < 0 and b.opcode == "while" and self.live[b.idx]:  # gpu2: loop state changed
             y = self._loop_partner(b)
         if y < 0 and self.live[b.idx]:  # gpu helper (old2: any backend): fused constant copies
             y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
+        if y < 0 and self.live[b.idx] and not self.gpu_cse:  # cpu5: readers untraced
+            y = named_copies.fused_copy_by_name(B, A, m.b2a, *self.named_index(), b)
         if y >= 0:
             a = A.nodes[y]
             self._set_after(f, a)
@@ -550,8 +594,9 @@ class FateBuilder:
                     f.reason = f"{b.opcode} rebuilt on reshaped operands; {part}"
                 if f.fusion:
                     f.reason += f" inside {f.fusion_kind} fusion"
-            elif changed_attrs and a.name == b.name and b.site is None and a.fusion < 0 \
-                    and self.nparts <= 1:
+            elif changed_attrs and (a.name == b.name and b.site is None and a.fusion < 0
+                                    and self.nparts <= 1 or self.nparts > 1 and
+                                    inplace.transpose_folded(m, b, a)):  # cpu8: partitioned
                 # old2: names are never reused; transpose folding replaced it in place
                 # under its own name (the pass dumps show the same instruction)
                 f.fate = "kept"
@@ -630,8 +675,11 @@ class FateBuilder:
                 # an identity view removed by algsimp: its value is its operand's
                 f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \
                     sf.fusion_kind
+                ng = meta_survivors.negated(m, src, self.survivor)  # old5: negate moved out
+                if ng is not None:
+                    self._set_after(f, ng)
                 f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
-                            f"(algebraic simplification); the value is in {sf.fusion or sf.after}")
+                            f"(algebraic simplification); the value is in {f.fusion or f.after}")
                 return f
         fd = reshard.flipped_dot(m, b) if self.nparts > 1 else None
         if fd is not None:  # shard2: transpose(dot(a, b)) rebuilt as dot(b, a)
@@ -720,6 +768,7 @@ class FateBuilder:
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
         library_results.name_results(self.m, out)  # gpu8n: element 0 of a library call
+        splitk.explain(self.A, out)  # h100: what a split-K reduce sums
         duplicates.annotate(self.m, out)
         spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)

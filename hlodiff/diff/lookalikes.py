@@ -13,6 +13,7 @@ partners and none reads the paired constant, the pairing is a look-alike and is 
 
 from __future__ import annotations
 
+from .const_copies import carries_name
 from .constvals import literal_through
 from .view import Node, View
 
@@ -45,6 +46,8 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int) -> int:
     fu = A.nodes[y].fusion
     if fu < 0 or A.resolve(fu) == y:
         return y  # top-level, or a fusion of its own (wrapped_broadcast): read as a whole
+    if carries_name(b, A.nodes[y]):  # h100: the copy carries b's name (const_copies.py)
+        return y
     want: set[int] = set()
     for u in _value_users(B, b.idx):
         if B.nodes[u].opcode in _CARRY:

@@ -70,7 +70,16 @@ def renamed_by_loop_pass(old: str, new: str, nparts: int) -> bool:
     the pass dumps show no loop pass rebuilding it), while the loop passes name what they
     rebuild ``wide.<body>``, ``<body>.clone``, ``<body>.sunk`` (cpu8 gru_scan:
     ``wide.wide.region_3.4_spmd.clone.sunk.clone.clone``). There only those marks count;
-    unpartitioned, any new name does."""
+    unpartitioned, any new name does.
+
+    A marked loop was rebuilt even where its state came back to the same arity, each
+    element the same array or a shard of one (cpu8): seq2seq_two_scans on 8 CPU devices,
+    dump 0013 -> 0014 (while-loop-invariant-code-motion) turns ``%while.59 = (s32[],
+    f32[16,2], ... f32[2,16]) while(%tuple.25), body=%region_7.8_spmd`` into ``%while.63``
+    with one more ``s32[]`` and ``body=%wide.region_7.8_spmd``; simplify-while-loops later
+    drops the element again (final ``body=%wide.wide.region_7.8_spmd.clone.clone``, nine
+    elements as before). The oracle has the body's instructions rewritten at
+    while-loop-invariant-code-motion."""
     if old == new:
         return False
     if nparts <= 1:

@@ -23,12 +23,16 @@ from collections import defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
 from .canonical import pair_wrapped
-from . import constvals, gpunames, loop_state
+from . import constvals, gpunames, loop_state, param_reads, splitk
 from .cse_pairs import pair_survivors
+from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
+from .init_elements import pair_init_elements  # old5
+from .loop_constants import pair_body_constants  # old5
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
 from .param_deps import exact_twin
 from .partition import may_be_piece
+from .broadcast_dims import other_placement  # old5
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
 from .view import Node, View
@@ -90,7 +94,7 @@ def _seed(m: Matching) -> None:
         m.pair(rb, ra, "root")
 
 
-def _unique_buckets(m: Matching, key, how: str) -> int:
+def _unique_buckets(m: Matching, key, how: str, ok=None) -> int:
     bb: dict = defaultdict(list)
     ab: dict = defaultdict(list)
     for n in _live(m.before.nodes):
@@ -106,7 +110,7 @@ def _unique_buckets(m: Matching, key, how: str) -> int:
     c = 0
     for k, al in ab.items():
         bl = bb[k]
-        if len(bl) == 1 and len(al) == 1:
+        if len(bl) == 1 and len(al) == 1 and (ok is None or ok(m, bl[0], al[0])):
             c += m.pair(bl[0], al[0], how)
     return c
 
@@ -196,6 +200,7 @@ def _propagate(m: Matching) -> int:
     start = m.count
     q = m._queue
     other = owned_elsewhere(m)  # twins' metadata: a candidate that names another before node
+    fits = param_reads.fits  # h100: a dot reading a weight the before dot does not read
     while q:
         bi = q.pop()
         b = Bn[bi]
@@ -205,7 +210,8 @@ def _propagate(m: Matching) -> int:
         if bo and ao:
             if len(bo) == len(ao):
                 for x, y in zip(bo, ao):
-                    if b2a[x] < 0 and a2b[y] < 0 and _compatible(Bn[x], An[y]):
+                    if b2a[x] < 0 and a2b[y] < 0 and _compatible(Bn[x], An[y]) and \
+                            fits(m, x, y):
                         m.pair(x, y, "operand")
             open_a = [y for y in ao if a2b[y] < 0]
             if open_a:
@@ -215,7 +221,9 @@ def _propagate(m: Matching) -> int:
                         continue
                     bx = Bn[x]
                     chosen.append((x, [y for y in open_a if a2b[y] < 0 and
-                                       _compatible(bx, An[y]) and not other(bx, An[y])]))
+                                       _compatible(bx, An[y]) and not other(bx, An[y])
+                                       and fits(m, x, y)
+                                       and not other_placement(bx, An[y])]))  # old5
                 pair_sole_choices(m, chosen, "operand")
         # users
         bu, au = b.users, a.users
@@ -235,7 +243,7 @@ def _propagate(m: Matching) -> int:
                 bx = Bn[x]
                 pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
                 cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
-                        and not other(bx, An[y])]
+                        and not other(bx, An[y]) and fits(m, x, y)]
                 if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a) \
                         and loop_state.index_sound(m, b, a, bx.inst.index):  # gpu4: reordered
                     # elements of paired tuples of the same arity: the same index (the
@@ -381,6 +389,7 @@ def _rewrite_bucket(m: Matching) -> tuple[dict, set]:
     # (shard helper): never a rewrite of a non-collective before instruction
     coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
     coll |= copies_of_paired(m)  # fusion's copies of a paired node hold its value
+    coll |= splitk.partial_dots(m)  # h100: a split-K gemm's partial products (splitk.py)
     return bucket, coll
 
 
@@ -548,10 +557,12 @@ def _partitioned(m: Matching) -> bool:
     for view in (m.before, m.after):
         for n in view.nodes:
             n.mdims = _rank_only(n.mdims)
-            if n.src is not None and len(n.src) > 1:
-                # the Shardy round trip (HLO -> MLIR -> HLO) rebuilds the stack-frame
-                # table and keeps only an instruction's innermost frame
-                n.src = n.src[:1]
+    # (cpu8) source keys keep all their frames: the Shardy round trip (HLO -> MLIR -> HLO)
+    # rebuilds the stack-frame table but keeps each chain. remat_nested_layers on 8 CPU
+    # devices: before, ``mul.126`` (frame 50) and ``mul.134`` (frame 58) are the same LayerNorm
+    # line (_ln:25:11) under block:388 called from two:392 and from two:393; after, the
+    # fusions' copies carry frames 13 and 25, the same two chains. Cut to the innermost
+    # frame, the layers were twins and the matcher crossed them.
     return True
 
 
@@ -567,13 +578,15 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if sharded:  # shard helper: names the Shardy round trip records as op_name
         from .shardmatch import recorded_names
         recorded_names(m, _score)
-    _unique_buckets(m, _meta_key, "metadata")
+    _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
     _unique_buckets(m, constant_meta_key, "metadata")  # loops4: with the literal
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
     pair_bare_loops(m)  # loops4: a loop rebuilt without metadata, by its condition
     _bodies(m)
     _propagate(m)
+    if pair_body_constants(m):  # old5: literals of a rebuilt body
+        _propagate(m)
     from .anchored import pair_anchored  # twins told apart by the values they read
     while pair_anchored(m):
         _propagate(m)
@@ -585,7 +598,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
             n += _propagate(m)
         _bodies(m)
         n += _propagate(m)
-        n += _unique_buckets(m, _meta_key, "metadata")
+        n += _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
         n += _propagate(m)
         if not n:
             break
@@ -599,6 +612,10 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     if pair_survivors(m):  # old2: identical copies before, the one CSE kept after
         _propagate(m)
+    if pair_init_elements(m, _compatible):  # old5: a rebuilt loop's initial state
+        _propagate(m)
+    if pair_meta_survivors(m) + pair_moved_negates(m):  # old5: copies rewritten before
+        _propagate(m)  # CSE, kept under their metadata; reduce(negate(x)) -> negate(reduce(x))
     repair_regrouped(m)  # old2: (x*c1)*c2 -> x*(c1*c2) lives on as the outer one
     if pair_sunk(m):  # cpu4: op(broadcast(x), broadcast(c)) -> broadcast(op(x, c))
         _propagate(m)
@@ -618,6 +635,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
+    if splitk.settle(m):  # h100: a dot paired with its partial products -> their sum
+        _propagate(m)
     if repair_broadcast_scale(m):  # cpu4: the rewrite step may pair the narrow product
         _propagate(m)
     from .dotmerge import merged_dots  # twins3: dots the dot merger combined into one
@@ -627,6 +646,9 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     from .lone_literals import pair_lone_literals  # cpu4: one literal, copies only in kernels
     if pair_lone_literals(m):
+        _propagate(m)
+    from .const_copies import pair_named_copies  # h100: fused copies carry the name
+    if pair_named_copies(m):
         _propagate(m)
     if sharded:  # shard helper: constants the fusion copied but kept at top level
         from .shardmatch import top_level_constants

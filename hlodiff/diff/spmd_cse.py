@@ -116,25 +116,3 @@ def place_shared(fb, out: list) -> None:
     for i, y in fb.shared_div.items():
         if y >= 0 and out[i].fate in ("fused", "merged"):
             fb._set_after(out[i], fb.A.nodes[y])
-
-
-def kept_copy(fb, b) -> int | None:
-    """The copy CSE kept in ``b``'s place (``fb.survivor``), or None where ``b`` has a
-    partner of its own whose per-device shape differs from the kept copy's partner: in a
-    partitioned CPU program CSE runs on the partitioned module, and twins that the
-    shardings cut differently are no longer identical there, so neither was merged.
-
-    Evidence (infonce_temperature on 8 CPU devices): ``scatter-add.10`` and ``scatter-add.11``
-    are identical before; dump 0005 (after the Shardy round trip) gives them
-    ``sharding={devices=[1,8]<=[8]}`` and ``{devices=[8,1]<=[8]}``, and dump 0008
-    (``spmd-cleanup.after_cse``) still has both, as ``scatter = f32[16,2]`` and
-    ``scatter.1 = f32[2,16]``; the zoo's transformer_layer ``sub.29``/``sub.33`` (f32[2,16,4]
-    and f32[2,16,32] per device) likewise."""
-    s = fb.survivor.get(b.idx)
-    if s is None or not fb.cse_first:
-        return s
-    m = fb.m
-    y, ys = m.b2a[b.idx], m.b2a[s]
-    if y >= 0 and ys >= 0 and y != ys and fb.A.nodes[y].dims != fb.A.nodes[ys].dims:
-        return None
-    return s

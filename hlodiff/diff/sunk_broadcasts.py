@@ -138,7 +138,42 @@ def pair_sunk(m) -> int:
     return c
 
 
-def dead_scalar_broadcasts(m) -> set[int]:
+def sunk_copies(m, survivor: dict[int, int]) -> dict[int, int]:
+    """Copies of a sunk op: before node -> the sunk copy CSE would keep in its place
+    (``survivor``), for sinkable ops whose survivor was paired as sunk. On CPU, algsimp runs
+    long before the first CSE, so every identical copy is sunk on its own and left for DCE;
+    CSE then meets only the narrow ops. Evidence, fresh 4 cpu lu_solve_grad (jax 0.10.2):
+    six inlined copies of jnp.tril's ``add(broadcast(iota), broadcast(-1))`` (``add.21``,
+    ``add.23``, ... ``add.34``); dump 0009 (algsimp) gives each a narrow ``add.5x =
+    s32[6] add(iota, broadcast)``, dump 0010 (dce) removes all six wide adds and their
+    scalar broadcasts, dump 0039 (cse) merges the narrow ones."""
+    B, A = m.before, m.after
+    out: dict[int, int] = {}
+    def narrow(i: int) -> bool:  # paired with a narrower op of its opcode
+        y = m.b2a[i]
+        return y >= 0 and (m.how.get(i) == HOW or (
+            A.nodes[y].opcode == B.nodes[i].opcode and
+            A.nodes[y].inst.shape.num_elements < B.nodes[i].inst.shape.num_elements))
+
+    for b, s in survivor.items():
+        if B.nodes[b].opcode != B.nodes[s].opcode or not narrow(s) or (
+                m.b2a[b] >= 0 and not narrow(b)):
+            continue
+        if _sinkable(B, B.nodes[b]) is not None and _sinkable(B, B.nodes[s]) is not None:
+            out[b] = s
+    return out
+
+
+def copy_fate(f, b: Node, s: Node, m):
+    """The fate of a copy ``sunk_copies`` found: removed, like the copy CSE would keep."""
+    f.fate = "removed"
+    f.reason = (f"identical to {s.name}; algebraic simplification moved each copy below its "
+                f"broadcast before CSE ran ({b.dims} -> the narrow shape), and DCE deleted "
+                "the original")
+    return f
+
+
+def dead_scalar_broadcasts(m, copies: set[int] | frozenset = frozenset()) -> set[int]:
     """Before broadcasts read only by ops paired as sunk: algsimp built a narrow broadcast
     for the narrow op (or reads the broadcast's operand directly); the wide one was left
     for DCE. A wide broadcast the matcher gave the new broadcast of the narrow op is one of
@@ -151,6 +186,7 @@ def dead_scalar_broadcasts(m) -> set[int]:
     sunk = {b for b, how in m.how.items() if how == HOW or (
         _sinkable(B, B.nodes[b]) is not None and B.nodes[b].opcode == A.nodes[m.b2a[b]].opcode
         and A.nodes[m.b2a[b]].inst.shape.num_elements < B.nodes[b].inst.shape.num_elements)}
+    sunk |= copies  # cpu5: copies of a sunk op, each sunk on its own (sunk_copies)
     for b in sunk:
         for o in B.nodes[b].operands:
             ob = B.nodes[o]

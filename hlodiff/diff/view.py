@@ -365,12 +365,11 @@ def operands_first(nodes: list[Node]) -> Iterator[int]:
     """Every node reachable from a live node (``alias < 0``), each once, after all its
     operands: iterative, for deep graphs. Subgraph fingerprints are built in this order.
 
-    A node is expanded (its open operands pushed) when it first reaches the top of the
-    stack and yielded when it reaches the top again. An operand already waiting lower in
-    the stack (pushed by a sibling, not yet expanded) is pushed again above the node, so
-    that it is finished first; the stale copy is skipped later (gpu8n: the walk used to
-    yield ``sub(add, ...)`` before an ``add`` a sibling had pushed)."""
-    state = bytearray(len(nodes))  # 0 new, 1 expanded, 2 done
+    A node is marked when it is expanded, not when it is pushed: a node pushed by one user
+    and not yet expanded may be an operand of a node pushed later above it (a diamond), and
+    that later node must wait for it (marking on push let it go first, with its operand's
+    fingerprint still unset: two identical instructions then hashed apart)."""
+    state = bytearray(len(nodes))  # 0 new, 1 expanded (operands pushed), 2 done
     for n in nodes:
         if n.alias >= 0 or state[n.idx] == 2:
             continue
@@ -378,16 +377,18 @@ def operands_first(nodes: list[Node]) -> Iterator[int]:
         while stack:
             i = stack[-1]
             s = state[i]
+            if s == 2:
+                stack.pop()
+                continue
             if s == 0:
                 state[i] = 1
                 for o in nodes[i].operands:
                     if state[o] == 0:
                         stack.append(o)
                 continue
+            state[i] = 2
             stack.pop()
-            if s == 1:
-                state[i] = 2
-                yield i
+            yield i
 
 
 def before_view(module: Module) -> View:

@@ -14,9 +14,12 @@ from .partitioning import clone_renames as _clone_renames, unsharded_key as _uns
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
+from .fusedcopies import BodyIndex
 from .fusion_copies import BodyPrints, ProducerClones
+from .foldresults import folded_results
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
+from .cooperands import by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
 
@@ -298,8 +301,11 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 continue
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
+        ties: dict[str, list[str]] = {}
+        # cpu5: a constant the folder made is not a rename of a look-alike it consumed
+        fres = folded_results(ptop, ctop, removed, added) if kind == "folded" else set()
         for n in added:
-            if n in c2p:
+            if n in c2p or n in fres:
                 continue
             a = ctop[n]
             ops = tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o) for o in a.operands)
@@ -308,10 +314,16 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 k = 0
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
                     # (the Shardy round trip merges identical constants: users mixed)
-                    k = _best_candidate(prev, a, lst, None if partitioning else cur)
+                    k = _best_candidate(prev, a, lst, None if partitioning else cur, c2p)
+                    ties[n] = [x.name for x in lst]
                 r = lst.pop(k)
                 c2p[n] = r.name
                 step.renamed[r.name] = n
+        if ties and not partitioning:  # old5: a tie taken wrongly, seen from its users
+            repair_ties(ties, added, c2p, step.renamed, cand, ptop, ctop,
+                        lambda a, ops: cand.get(_key(a) + (ops,)),
+                        lambda o: prev.canon(c2p[o]) if o in c2p else cur_leaf(o),
+                        prev.canon, lambda i: _key(i) + (prev.norm_operands(i),), cur.users)
         # a replacement printed under the name of the instruction it replaced
         taken = find_takeovers(
             ptop, ctop, added_set, cand, lambda i: _key(i) + (prev.norm_operands(i),),
@@ -539,7 +551,7 @@ def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | No
 
 
 def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
-                    cur: _Snap | None = None) -> int:
+                    cur: _Snap | None = None, c2p: dict[str, str] | None = None) -> int:
     """Among identical removed instructions, the one ``a`` is a renamed copy of: the one
     with ``a``'s metadata, else the one whose call site ``a``'s metadata names (identical
     constants of two inlined callees differ only in where they were inlined), else the
@@ -548,9 +560,14 @@ def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
     # a computation new in this snapshot (a clone): its copies come from the original
     own = own_candidates(a, lst) if a.computation not in prev.roots else []
     if own:
-        return own[_best_candidate(prev, a, [lst[j] for j in own], cur)]
+        return own[_best_candidate(prev, a, [lst[j] for j in own], cur, c2p)]
     lk = _loose_key(a)
     js = [j for j, r in enumerate(lst) if _loose_key(r) == lk]
+    if len(js) > 1 and cur is not None and c2p is not None:  # old5 (cooperands.py)
+        co = by_co_operands(prev.users, prev.top, cur.users, cur.top, c2p, a,
+                            [lst[j] for j in js])
+        if co:
+            js = [js[j] for j in co]
     if js:
         same = same_users(prev.users, prev.top, cur.users, cur.top, a,
                           [lst[j] for j in js]) if cur is not None and len(js) > 1 else []
@@ -594,6 +611,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
     prev.index()
     by_key, by_loose = prev.by_key, prev.by_loose
     assert by_key is not None and by_loose is not None
+    bodies = BodyIndex(prev, removed, _key)  # h100: fusions copied whole (fusedcopies.py)
     clones: ProducerClones | None = None
 
     def inner_op(o: str, inner: dict, body) -> object:
@@ -636,6 +654,17 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             if match is None and twin is not None and twin not in removed:
                 match = prev.top[twin]
             if match is None:
+                hit = bodies.find(x, ops)
+                if hit is not None:  # a copy of a fused producer's body (fusedcopies.py)
+                    producer, token, is_root = hit
+                    inner[x.name] = producer if is_root else token
+                    if is_root:
+                        if producer in removed:
+                            fused_into.setdefault(producer, f.name)
+                        lst = copies.setdefault(producer, [])
+                        if f.name not in lst:
+                            lst.append(f.name)
+                    continue
                 loose = [c for c in by_loose.get(_loose_key(x), ()) if c.name in removed]
                 if len(loose) == 1:
                     match = loose[0]

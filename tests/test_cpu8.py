@@ -1,0 +1,116 @@
+"""Fates of programs partitioned over 8 CPU devices (issue 9, helper cpu8): fixtures/cpu8
+(copied unedited from the cpu8 dumps of the held-out program sets by generate_cpu8.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "cpu8"
+
+
+def _pair(name: str):
+    d = D / name
+    return (hlodiff.load(next(d.glob("*before_optimizations.txt"))),
+            hlodiff.load(next(d.glob("*cpu_after_optimizations.txt"))))
+
+
+def _arity(shape) -> int:
+    return len(shape.tuple_shapes)
+
+
+def test_loop_rebuilt_by_licm_back_to_the_same_arity_is_still_rebuilt():
+    """seq2seq_two_scans: loop-invariant code motion rebuilds the backward scans
+    (``wide.region_7.8_spmd``, one more s32[] element) and the while-loop simplifier drops
+    the element again, so the final loop state has the arity of the one before, each element
+    a per-device piece of the old one. The body's instructions were still recreated by the
+    loop passes (the pass dumps: rewritten at while-loop-invariant-code-motion), not only
+    partitioned."""
+    before, after = _pair("seq2seq_two_scans")
+    entry = before.entry_computation
+    w = entry["while.51"]
+    body = w.called["body"][0]
+    loops = [i for i in after.entry_computation.instructions if i.opcode == "while"
+             and i.called["body"][0].startswith("wide.wide.region_7.")]
+    # the premise: a loop pass's name, the same arity as before
+    assert len(loops) == 1 and _arity(loops[0].shape) == _arity(w.shape) == 9
+    result = diff_modules(before, after)
+    for name in ("get-tuple-element.129", "add.11", "get-tuple-element.137", "sub.15"):
+        rec = result.fate_of(body, name)
+        assert rec.fate == "rewritten" and "while loop rebuilt" in (rec.reason or ""), \
+            (name, rec)
+
+
+def test_layers_told_apart_by_their_callers_frame():
+    """remat_nested_layers: the LayerNorm multiply of the layer at two:392 (``mul.126``,
+    frame 50) and of the one at two:393 (``mul.134``, frame 58) share op_name and the
+    innermost frame (_ln:25). The Shardy round trip rebuilds the stack-frame table but keeps
+    each chain (after: frames 13 and 25, under two:392 and two:393), so the caller's frame
+    tells the layers apart: each lives in the fusion carrying its own chain."""
+    before, after = _pair("remat_nested_layers")
+    t = after.tables
+
+    def caller_line(inst) -> int:
+        return t.stack(inst.metadata.stack_frame_id)[2][2]
+
+    fusions = {i.name: i for i in after.entry_computation.instructions
+               if i.name.startswith("bitcast_bitcast_fusion.")}
+    # the premise: the innermost frames of the two layers are the same line
+    b = before.entry_computation
+    sb = [before.tables.stack(b[n].metadata.stack_frame_id) for n in ("mul.126", "mul.134")]
+    assert sb[0][0] == sb[1][0] and sb[0][2][2] != sb[1][2][2]
+    result = diff_modules(before, after)
+    for name, want in (("mul.126", sb[0][2][2]), ("mul.127", sb[0][2][2]),
+                       ("mul.134", sb[1][2][2]), ("mul.135", sb[1][2][2])):
+        rec = result.fate_of(b.name, name)
+        got = rec.fusion or rec.after
+        assert got in fusions and caller_line(fusions[got]) == want, (name, rec)
+
+
+def test_transpose_folded_into_the_partitioners_dot_is_kept():
+    """mlp_transposed: the partitioner renames ``dot_general.4`` (which reads ``transpose.4``
+    of ``tanh.1``) to ``dot.1``; transpose folding then makes ``dot.1`` read tanh directly
+    (lhs_contracting_dims {1} -> {0}) under the same name, kept to the end. On one device
+    the same dot is "kept"; partitioned it is too, not "rewritten"."""
+    before, after = _pair("mlp_transposed")
+    e = before.entry_computation
+    assert e["dot_general.4"].operands[0] == "transpose.4"
+    a = after.entry_computation["dot.1"]
+    assert a.opcode == "dot" and a.operands[0] == "wrapped_tanh"
+    rec = diff_modules(before, after).fate_of(e.name, "dot_general.4")
+    assert rec.fate == "kept" and rec.after == "dot.1", rec
+
+
+def test_partitioned_square_dot_in_its_own_order_is_not_a_transposed_rebuild():
+    """zoo mlp_deep (fixtures/sharded_passes): ``dot_general.19 = f32[128,128]
+    dot(select_n.4, jit_relu_.3)`` is read only by ``transpose.6``. The partitioner's
+    ``dot.8`` (renamed, square, so it has the transposed shape too) reads the same values in
+    the same order with the same dimension numbers and lives on to the end: the dot itself,
+    not algsimp's ``dot(b, a)`` for ``transpose(dot(a, b))``."""
+    d = D.parent / "sharded_passes" / "mlp_deep"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    e = before.entry_computation
+    assert e["transpose.6"].operands == ["dot_general.19"]
+    rec = diff_modules(before, after).fate_of(e.name, "dot_general.19")
+    assert rec.fate == "kept" and rec.after == "dot.8", rec
+
+
+def test_literals_merged_by_the_shardy_round_trip_before_folding():
+    """ensemble_vmap: jnp.var's literal ``f32[] constant(5)`` is inlined several times
+    (dump 0003, after the call inliner: ``constant.1``, ``.3``, ``.8``, ``.32``); the Shardy
+    round trip's import keeps one (dump 0004: ``constant.11``) before any constant folding.
+    The copies are merged, not "read only by values constant folding evaluated"."""
+    d = D / "ensemble_vmap"
+    snaps = sorted(d.glob("*.00*.txt"))
+    lits = [sum(1 for c in hlodiff.load(p).computations for i in c.instructions
+                if i.opcode == "constant" and str(i.shape) == "f32[]" and i.literal == "5")
+            for p in snaps]
+    assert lits == [4, 1], lits  # the premise, read from the pass dumps
+    before, after = _pair("ensemble_vmap")
+    res = diff_modules(before, after)
+    for comp, name in (("_var.6", "constant.19"), ("_var.6", "constant.17")):
+        rec = res.fate_of(comp, name)
+        assert rec.fate == "merged" and "Shardy" in rec.reason, (name, rec)
