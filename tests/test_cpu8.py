@@ -114,3 +114,56 @@ def test_literals_merged_by_the_shardy_round_trip_before_folding():
     for comp, name in (("_var.6", "constant.19"), ("_var.6", "constant.17")):
         rec = res.fate_of(comp, name)
         assert rec.fate == "merged" and "Shardy" in rec.reason, (name, rec)
+
+
+def test_operands_first_puts_every_node_after_its_operands():
+    """A node pushed by one user and still waiting in the stack must come out before any
+    other user that reaches it first (a DAG where the walk from ``d`` pushes ``a`` and
+    ``c``, and ``c`` reads ``a`` too)."""
+    from types import SimpleNamespace
+
+    from hlodiff.diff.view import operands_first
+
+    ops = {0: [3, 1], 1: [3, 2], 2: [3], 3: []}  # d=0 reads a=3 and c=1; c reads a, b=2
+    nodes = [SimpleNamespace(idx=i, alias=-1, operands=o) for i, o in ops.items()]
+    order = list(operands_first(nodes))
+    assert sorted(order) == [0, 1, 2, 3]
+    pos = {i: k for k, i in enumerate(order)}
+    assert all(pos[o] < pos[i] for i, o_ in ops.items() for o in o_), order
+
+
+def test_identical_inlined_chains_share_a_fingerprint_and_are_merged():
+    """kl_distillation: ``softmax(t / T)`` in the entry and the inlined ``log_softmax(t / T)``
+    compute the same ``exp(x - max)`` and its sum (``exp.5``/``exp.2``,
+    ``reduce_sum.60``/``reduce_sum.14``); the partitioner's cleanup CSE merges the copies
+    (the oracle: merged at cse). Their subgraph fingerprints must agree."""
+    from hlodiff.diff.view import before_view
+
+    before, after = _pair("kl_distillation")
+    v = before_view(before)
+    by = {(n.comp, n.name): n for n in v.nodes}
+    main = before.entry_computation.name
+    for x, y in ((("log_softmax.6", "exp.2"), (main, "exp.5")),
+                 (("log_softmax.6", "reduce_sum.14"), (main, "reduce_sum.60"))):
+        assert by[x].fp == by[y].fp, (x, y)
+    res = diff_modules(before, after)
+    for name in ("exp.2", "reduce_sum.14"):
+        rec = res.fate_of("log_softmax.6", name)
+        assert rec.fate == "merged", (name, rec)
+
+
+def test_element_only_passed_to_the_next_remat_region_is_removed():
+    """remat_nested_layers: ``remat2.56`` (element 2 of the barrier ``remat2.53``) is read
+    only by the next region's tuple ``remat2.72``, which feeds another barrier. Once the
+    barriers are expanded, the tuple simplifier forwards ``remat2.72``'s readers to the
+    parameter and leaves ``remat2.56`` without users: removed, not rewritten."""
+    before, after = _pair("remat_nested_layers")
+    e = before.entry_computation
+    users = [i for i in e.instructions if "remat2.56" in i.operands]
+    assert [u.name for u in users] == ["remat2.72"] and users[0].opcode == "tuple"
+    assert {i.opcode for i in e.instructions if "remat2.72" in i.operands} == {"opt-barrier"}
+    res = diff_modules(before, after)
+    rec = res.fate_of(e.name, "remat2.56")
+    assert rec.fate == "removed", rec
+    rec = res.fate_of(e.name, "remat2.54")  # read by the region's own compute: not removed
+    assert rec.fate != "removed", rec
