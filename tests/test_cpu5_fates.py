@@ -87,11 +87,23 @@ def test_iotas_meet_cse_only_through_their_readers():
     ``iota.37 = broadcast(iota.36)`` is rebuilt by algsimp as a wide iota (dump 0009) in
     every copy, before CSE; CSE merges no iota as such: ``iota.26`` (read by the copy of
     jnp.tril's add CSE keeps) lives on and is fused (dump 0048), ``iota.34`` (read only by a
-    sunk copy) and ``iota.25`` (read only by an init tuple CSE merged) go with their readers."""
+    sunk copy) goes with its reader."""
     r = _pair("cpu/lu_solve_grad")
     f = r.fate_of("lu_factor.6", "iota.37")
     assert f.fate == "rewritten" and "before CSE ran" in f.reason, f
     assert r.fate_of("lu_factor.6", "iota.26").fate == "fused"
-    for comp, name in (("lu_factor.6", "iota.34"), ("_lu_solve.9", "iota.55"),
-                       ("lu_factor.6", "iota.25")):
+    for comp, name in (("lu_factor.6", "iota.34"), ("_lu_solve.9", "iota.55")):
         assert r.fate_of(comp, name).fate == "merged", r.fate_of(comp, name)
+
+
+def test_barrier_element_is_named_where_its_value_lives():
+    """remat_nested_layers: ``remat2.62 = get-tuple-element(opt-barrier(remat2.52)), index=8``.
+    cse_barrier_expander (dump 0025) drops the barrier, tuple-simplifier (dump 0026) makes
+    the reader read element 8 itself (add.62, fused into tanh_add_fusion.1, dump 0048).
+    Nested barriers chain: ``remat2.66`` reads the next barrier, whose element 0 is an
+    element of the first (a dot, in ynn_fusion.7). The reader's kernel was named before."""
+    r = _pair("cpu/remat_nested_layers")
+    for name, where in (("remat2.62", "tanh_add_fusion.1"), ("remat2.66", "ynn_fusion.7")):
+        f = r.fate_of("main.51", name)
+        assert (f.fate, f.fusion) == ("rewritten", where), f
+        assert "barrier" in f.reason

@@ -9,7 +9,7 @@ from . import barrier_plumbing, cudnn_fused, inplace, loop_pairs  # cpu8; cpu2; 
 from . import library_results, splitk  # gpu8n; h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from . import algsimp_twins, loop_twins, meta_survivors  # old5
-from . import cpu_cse_order, named_copies  # cpu5
+from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -440,6 +440,11 @@ class FateBuilder:
             return sunk_broadcasts.copy_fate(f, b, B.nodes[self.sunk_copies[b.idx]], m)
         if b.idx in self.copy_ops and self.live[b.idx]:  # cpu5 (cpu_cse_order.py)
             return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
+        x = barrier_forward.forwarded_element(B, b) if b.opcode == "get-tuple-element" and \
+            m.b2a[b.idx] < 0 and self.live[b.idx] and not self.gpu_cse else -1
+        if x >= 0 and barrier_forward.barriers_gone(A) and not barrier_plumbing.orphaned_element(
+                B, b) and barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
+            return f
         if b.idx in self.recip:
             f.fate = "rewritten"
             f.reason = ("divisor rebuilt as a reciprocal: algebraic simplification turned "
