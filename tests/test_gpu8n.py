@@ -96,3 +96,26 @@ def test_a_kernel_cloned_into_a_consumer_holds_its_values_too():
     t = trace(snaps, hlodiff.load(snaps[0].path))
     assert "fusion.186" in t.destinations("triton_softmax.5")
     assert sorted(t.destinations("integer_pow.32.0")) == ["fusion.186", "fusion.39"]
+
+
+def test_convolutions_name_the_element_of_their_cudnn_call_that_holds_them():
+    # zoo resnet_block_bn on 8 H100s: conv-rewriter (dump 0052) rewrites the three backward
+    # convolutions into get-tuple-element.2/.3/.4 of new cuDNN calls; algsimp rebuilds two
+    # of them without metadata (get-tuple-element.28, .30). The after module:
+    # get-tuple-element.2.0 = element 0 of cudnn-conv-bw-input.1, .28.0 of
+    # cudnn-conv-bw-filter.2, .30.0 of cudnn-conv-bw-filter.3. conv_general_dilated.8 reads
+    # the reversed kernel (rev.1): the input gradient. It used to take the weight-gradient
+    # call whose paired neighbours scored higher, and the three rotated.
+    before, after = _modules("resnet_block_bn")
+    text = next((D / "resnet_block_bn").glob("*gpu_after_optimizations.txt")).read_text()
+    assert "get-tuple-element(%cudnn-conv-bw-filter.2), index=0" in text
+    r = diff_modules(before, after)
+    for name, element, call in (("conv_general_dilated.8", "get-tuple-element.2.0",
+                                 "cudnn-conv-bw-input.1"),
+                                ("conv_general_dilated.9", "get-tuple-element.28.0",
+                                 "cudnn-conv-bw-filter.2"),
+                                ("conv_general_dilated.7", "get-tuple-element.30.0",
+                                 "cudnn-conv-bw-filter.3")):
+        f = r.fate_of("main.37", name)
+        assert (f.fate, f.after) == ("rewritten", element), (name, f.fate, f.after, f.reason)
+        assert call in f.reason

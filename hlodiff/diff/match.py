@@ -31,6 +31,7 @@ from .loop_constants import pair_body_constants  # old5
 from .onednn_softmax import repair as onednn_repair  # old5
 from .fused_copies import copies_of_paired
 from .loop_pairs import constant_meta_key, pair_bare_loops
+from .param_deps import exact_twin
 from .partition import may_be_piece
 from .broadcast_dims import other_placement  # old5
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
@@ -453,11 +454,14 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
                 best, best_s, ties = y, s, [y]
             elif s == best_s:
                 ties.append(y)
+        if sharded:  # gpu8n: the twin reading b's own values (measured on sharded only)
+            ties = exact_twin(m, b.idx, best, ties, cands[:_SCAN_CAP])
         if len(ties) > 1:  # twins (repeated layers): their neighbourhoods decide
             ties = best_by_anchors(m, b.idx, ties)
             best = ties[0]
             if len(ties) > 1 and real_twins(m, ties):
                 m.twins[b.idx] = ties
+        best = ties[0] if best not in ties else best
         if m.pair(b.idx, best, "rewrite"):
             c += 1
             lst.remove(best)

@@ -106,3 +106,20 @@ def closest(m, b: int, cands: list[int], within: int = 0) -> list[int]:
     if low > within:
         return cands
     return [y for y, d in zip(cands, dist) if d == low]
+
+
+def exact_twin(m, b: int, best: int, ties: list[int], cands: list[int]) -> list[int]:
+    """The rewrite step's choice for ``b``: ``ties`` (its best-scoring candidates), unless
+    none of them reads what ``b`` reads while candidates of the same opcode do (the same
+    parameter sets, for the node and each operand): then those. Twins of other layers of
+    the backward pass share op_name and line: zoo resnet_block_bn on 8 H100s,
+    ``conv_general_dilated.8`` (the input gradient, reading the reversed kernel) scored
+    highest with the weight-gradient call ``cudnn-conv-bw-filter.2`` by the neighbours
+    paired so far, while ``cudnn-conv-bw-input.1`` reads the same values. Other opcodes are
+    left alone: a split-K gemm's value is in the reduction after it, which reads
+    differently."""
+    if any(distance(m, b, y) == 0 for y in ties):
+        return ties
+    op = m.after.nodes[best].opcode
+    exact = [y for y in cands if m.after.nodes[y].opcode == op and distance(m, b, y) == 0]
+    return exact or ties
