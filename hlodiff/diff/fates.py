@@ -613,6 +613,8 @@ class FateBuilder:
                 f.fate = "kept"
                 f.reason = (f"{b.opcode} kept; operand transposes/reshapes folded into its "
                             "dimension numbers (transpose folding, same instruction)")
+            elif changed_attrs and inplace.nothing_to_fold(B, b, a):  # lead
+                f.fate, f.reason = "fused", inplace.swapped_reason(f)
             elif changed_attrs and self.nparts <= 1 and inplace.fused_in_place(b, a):
                 f.fate = "fused"  # cpu2: changed in place (transpose folding), then fused
                 f.reason = (f"computed inside {f.fusion_kind} fusion {f.fusion}; operand "

@@ -26,6 +26,32 @@ def fused_in_place(b, a) -> bool:
 
 
 _LAYOUT_ONLY = ("bitcast", "copy")
+_FOLDABLE = ("transpose", "reshape", "bitcast", "copy")
+
+
+def nothing_to_fold(B, b, a) -> bool:
+    """A fused dot ``a`` with other dimension numbers than its before partner ``b``, where
+    ``b`` has no batch dimensions and one contracting dimension a side, keeps its rank and reads no transpose, reshape, bitcast or
+    copy: no pass folded an operand view into it (there was none), so the gemm kernel's
+    own canonicalization changed its dimension numbers after fusing it. 8 H100s, zoo
+    mlp_gelu_adam: ``dot_general.5 = dot(%a_3_.1, %a_0___w1__.1)`` is fused at
+    triton-gemm-rewriter (dump 0036); gemm-fusion-swap-operands (dump 0038) then swaps
+    the operands inside its gemm fusion."""
+    if b.opcode != "dot" or a.fusion < 0 or b.site is not None:
+        return False
+    attrs = b.inst.attrs
+    if attrs.get("lhs_batch_dims") or attrs.get("rhs_batch_dims"):
+        return False
+    if len(b.inst.shape.dims) != len(a.inst.shape.dims) or "," in \
+            attrs.get("lhs_contracting_dims", "") + attrs.get("rhs_contracting_dims", ""):
+        return False  # several contracting dimensions: dot_decomposer rewrites it
+    return all(B.nodes[o].opcode not in _FOLDABLE for o in b.operands)
+
+
+def swapped_reason(f) -> str:
+    """The reason for a dot :func:`nothing_to_fold` accepts."""
+    return (f"computed inside {f.fusion_kind} fusion {f.fusion}; the gemm kernel reordered "
+            "its operands or dimension numbers there (no operand view was folded into it)")
 
 
 def _home(A, i: int) -> int:
