@@ -56,3 +56,47 @@ def test_first_call_keeps_the_original_body():
         assert (f.fate, f.fusion, f.candidates) == ("fused", where, []), (name, f)
     f = r.fate_of("region_0.1", "constant.9")
     assert (f.fate, f.after) == ("kept", "constant.9"), f
+
+
+def test_loop_init_tuple_relaid_out_by_layout_assignment_is_rewritten():
+    """viterbi_decode_scan: the forward scan wants element 3 of its state as
+    ``f32[8,8,5]{2,1,0}``; ``while.10`` builds it ``{2,0,1}``. Layout assignment (dump 0036)
+    copies the tuple apart (get-tuple-elements, ``copy``, ``tuple.23``) and the tuple
+    simplifier (0045) forwards while.10's elements; the loop reads ``tuple.24`` in the
+    end. ``while.10`` was rebuilt, not "kept: unchanged"."""
+    _, _, r = _pair("viterbi_decode_scan")
+    f = r.fate_of("main.19", "while.10")
+    assert (f.fate, f.after) == ("rewritten", "tuple.24"), f
+    assert "layout assignment" in f.reason
+    # the backward scan's init tuple kept its layouts: left to the loop rules
+    assert r.fate_of("main.19", "while.15").fate == "rewritten"
+
+
+def test_dead_instruction_is_removed_not_kept_as_a_look_alike():
+    """viterbi_decode_scan ``while.18`` (the backward scan's unused carry) and
+    ragged_segment_cumsum ``while.8`` (an inlined searchsorted loop's unused result) are
+    read by nothing: DCE deletes them (dump 0003). They were paired, by op_name, with a
+    get-tuple-element of the rebuilt loop body and with another result of the loop, and
+    called "kept"."""
+    _, _, r = _pair("viterbi_decode_scan")
+    f = r.fate_of("main.19", "while.18")
+    assert (f.fate, f.after) == ("removed", None), f
+    assert r.fate_of("main.19", "while.19").fate == "kept"  # the used result stays
+    _, _, r = _pair("ragged_segment_cumsum")
+    f = r.fate_of("_searchsorted_scan_impl_1.8", "while.8")
+    assert f.fate in ("removed", "inlined") and f.after is None, f
+
+
+def test_dead_copy_of_a_cse_survivor_is_removed_not_merged():
+    """lu_solve_grad (fixtures/cpu5): lu_factor's and lu_solve's permutation loops are
+    identical; their unused counters ``while.7`` and ``while.17`` (get-tuple-element index
+    0) are read by nothing and DCE deletes both at dump 0004, long before CSE (0039). The
+    engine called ``while.17`` "merged into while.7"."""
+    d = CPU6.parent.parent / "cpu5" / "cpu" / "lu_solve_grad"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    for comp, name in (("lu_solve.10", "while.17"), ("lu_solve.10", "while.18"),
+                       ("lu_factor.6", "while.7")):
+        f = r.fate_of(comp, name)
+        assert (f.fate, f.after) == ("removed", None), (name, f)

@@ -10,7 +10,7 @@ from . import library_results, splitk  # gpu8n; h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
-from . import shared_bodies  # cpu6
+from . import dead_pairs, layout_tuples, shared_bodies  # cpu6
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -489,6 +489,7 @@ class FateBuilder:
         s = self.survivor.get(b.idx)
         if s is not None and cpu_cse_order.own_partner_iota(self, b):
             s = None  # cpu5: CSE merges no iota as such
+        s = None if s is not None and not self.live[b.idx] and dead_pairs.deleted(b) else s
         if s is not None and self.live[b.idx] and cpu_cse_order.rewritten_copy(self, b):
             return cpu_cse_order.rewritten_copy_fate(self, f, b, B.nodes[s])
         if s is not None:
@@ -534,6 +535,7 @@ class FateBuilder:
                             f"(it keeps one of identical {b.opcode}s)")
             return f
         y = m.b2a[b.idx]
+        y = -1 if y >= 0 and not self.live[b.idx] and dead_pairs.look_alike(b, A.nodes[y]) else y
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
             y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
         # (oldjax) a same-valued partner that the partners of b's users do not read is a
@@ -791,4 +793,5 @@ class FateBuilder:
         spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)
         shared_bodies.mark(self.m, out)  # cpu6: loop bodies cloned per call site
+        layout_tuples.mark(self.m, out)  # cpu6: a loop's init tuple relaid out
         return out

@@ -12,10 +12,10 @@ decided by pairings among identical twins. The first call keeps the original
 computation (a small two-call program after optimization: ``while.14`` runs ``region_0.1``,
 the second call's ``while.15`` runs ``region_0.1.clone``), so a partner in a computation
 of the before body's own name is the first call's. Once loop passes rebuilt the bodies
-(``wide.wide.region_6.32.clone.1.sunk...``) the names tell nothing. Where another body holds a node of the same
-opcode, shape and op_name as the partner, the named target is withheld and the kernels of
-all copies are listed (``candidates``), as for other twins nothing told apart
-(``anchors.mark_uncertain_twins``).
+(``wide.wide.region_6.32.clone.1.sunk...``) the names tell nothing. Where another body
+holds a node of the same opcode, shape and op_name as the partner, the named target is
+withheld and the kernels of all copies are listed (``candidates``), as for other twins
+nothing told apart (``anchors.mark_uncertain_twins``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,32 @@
+"""A dead instruction has no partner (cpu6).
+
+Dead-code elimination deletes every instruction nothing reads (side effects aside) early
+(CPU pipeline dump 0003, ``sharding-removal.after_dce``), so no instruction of the final
+module holds a dead one's value. The matcher may still pair it with a look-alike carrying
+the same op_name: fresh 6 cpu viterbi_decode_scan ``while.18 = get-tuple-element(while.16),
+index=1`` (the backward scan's unused carry) was paired, by its metadata, with
+``get-tuple-element.103`` inside the rebuilt loop body (the loop passes give their
+get-tuple-elements the while's op_name), and ragged_segment_cumsum's unused
+``while.8`` of an inlined searchsorted loop with the loop's ``while.13``; both were called
+"kept: unchanged". The dumps show both removed by DCE (dump 0003). A dead instruction
+paired with an after instruction of another name is a look-alike; one that kept its name
+is left alone (the liveness here may miss a reader the names prove).
+"""
+
+from __future__ import annotations
+
+from .value_facts import SIDE_EFFECTS
+from .view import Node
+
+
+def look_alike(b: Node, a: Node) -> bool:
+    """``a``, the partner of the dead before node ``b``, is a look-alike."""
+    return b.opcode not in SIDE_EFFECTS and a.name != b.name
+
+
+def deleted(b: Node) -> bool:
+    """The dead before node ``b`` is deleted by DCE before CSE could merge it: DCE runs
+    first (fresh 4 cpu lu_solve_grad: ``while.17 = get-tuple-element(while.16), index=0``,
+    lu_solve's unused loop counter, goes at dump 0004, dce; CSE runs at 0039), so a dead
+    copy of a CSE survivor is not "merged" into it."""
+    return b.opcode not in SIDE_EFFECTS
