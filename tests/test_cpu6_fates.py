@@ -100,3 +100,19 @@ def test_dead_copy_of_a_cse_survivor_is_removed_not_merged():
                        ("lu_factor.6", "while.7")):
         f = r.fate_of(comp, name)
         assert (f.fate, f.after) == ("removed", None), (name, f)
+
+
+def test_literals_of_a_rebuilt_loop_init_tuple_meet_cse():
+    """stochastic_round_grads (fixtures/loops4): three inlined threefry loops start from
+    ``constant(0)`` counters. The first loop's ``constant.25`` lives on as ``constant.18``;
+    the third's ``constant.71`` (read only by its init tuple ``while.55``, which the loop
+    passes rebuild) is merged into it by CSE (dump 0023). It was "simplified away" with
+    its tuple."""
+    d = CPU6.parent.parent / "loops4" / "cpu_stochastic_round_grads"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    for comp, name in (("threefry2x32_3.17", "constant.71"), ("threefry2x32_0.10", "constant.46")):
+        f = r.fate_of(comp, name)
+        assert (f.fate, f.after) == ("merged", "constant.18"), (name, f)
+    assert r.fate_of("threefry2x32.4", "constant.25").after == "constant.18"

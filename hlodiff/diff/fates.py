@@ -263,7 +263,8 @@ class FateBuilder:
                 if n.users and all(u in gone for u in n.users):
                     gone.add(i)
                     out.add(i)
-            elif i not in surv and not (self.gpu_cse and self.untraced[i]):  # gpu2: inlined
+            elif i not in surv and not (self.gpu_cse and self.untraced[i]) and \
+                    not layout_tuples.loop_init(B, n):  # gpu2: inlined; cpu6: loop state
                 gone.add(i)
         return out
 

@@ -57,3 +57,14 @@ def mark(m, fates: list) -> None:
         f.reason = (f"loop state rebuilt as {a.name}: layout assignment copied element"
                     f"{'s' if len(moved) > 1 else ''} {', '.join(map(str, moved))} to the "
                     "loop's layout and the tuple simplifier forwarded the old tuple's elements")
+
+
+def loop_init(B, n) -> bool:
+    """``n`` builds a while loop's initial state. Unpaired, it was not simplified away: the
+    loop passes rebuild it (constant sinking, invariant code motion, tuple simplification)
+    and its elements live on, so the literals it reads meet CSE like any other (fresh 3
+    cpu stochastic_round_grads: ``constant.71 = s32[] constant(0)``, the counter of an
+    inlined threefry loop's ``while.55`` tuple, is merged at dump 0023 (cse) into the
+    constant the first threefry loop's counter lives on as, ``constant.18``; it was
+    "simplified away" with its tuple)."""
+    return n.opcode == "tuple" and any(B.nodes[u].opcode == "while" for u in n.users)
