@@ -8,9 +8,13 @@ index=1`` (the backward scan's unused carry) was paired, by its metadata, with
 ``get-tuple-element.103`` inside the rebuilt loop body (the loop passes give their
 get-tuple-elements the while's op_name), and ragged_segment_cumsum's unused
 ``while.8`` of an inlined searchsorted loop with the loop's ``while.13``; both were called
-"kept: unchanged". The dumps show both removed by DCE (dump 0003). A dead instruction
+"kept: unchanged". The dumps show both removed by DCE (dump 0003). An unread instruction
 paired with an after instruction of another name is a look-alike; one that kept its name
-is left alone (the liveness here may miss a reader the names prove).
+is left alone. Only instructions nothing reads count: a value read by dead code, or an
+element of a branch's result tuple nobody reads, stays for later passes (fresh 5
+gp_marginal_likelihood: ``broadcast_in_dim.7``, element 2 of a cond branch's root tuple,
+is renamed by algsimp at dump 0010 and fused at 0041; the ``constant.21`` it reads is
+merged by CSE).
 """
 
 from __future__ import annotations
@@ -19,14 +23,22 @@ from .value_facts import SIDE_EFFECTS
 from .view import Node
 
 
-def look_alike(b: Node, a: Node) -> bool:
+def _unread(B, b: Node) -> bool:
+    """Nothing reads ``b`` and it is not its computation's result: DCE deletes it."""
+    if b.users or b.opcode in SIDE_EFFECTS or b.alias >= 0:
+        return False
+    comp = B.module.by_name.get(b.comp)
+    return comp is None or comp.root != b.name
+
+
+def look_alike(B, b: Node, a: Node) -> bool:
     """``a``, the partner of the dead before node ``b``, is a look-alike."""
-    return b.opcode not in SIDE_EFFECTS and a.name != b.name
+    return _unread(B, b) and a.name != b.name
 
 
-def deleted(b: Node) -> bool:
+def deleted(B, b: Node) -> bool:
     """The dead before node ``b`` is deleted by DCE before CSE could merge it: DCE runs
     first (fresh 4 cpu lu_solve_grad: ``while.17 = get-tuple-element(while.16), index=0``,
     lu_solve's unused loop counter, goes at dump 0004, dce; CSE runs at 0039), so a dead
     copy of a CSE survivor is not "merged" into it."""
-    return b.opcode not in SIDE_EFFECTS
+    return _unread(B, b)

@@ -490,7 +490,7 @@ class FateBuilder:
         s = self.survivor.get(b.idx)
         if s is not None and cpu_cse_order.own_partner_iota(self, b):
             s = None  # cpu5: CSE merges no iota as such
-        s = None if s is not None and not self.live[b.idx] and dead_pairs.deleted(b) else s
+        s = None if s is not None and not self.live[b.idx] and dead_pairs.deleted(B, b) else s
         if s is not None and self.live[b.idx] and cpu_cse_order.rewritten_copy(self, b):
             return cpu_cse_order.rewritten_copy_fate(self, f, b, B.nodes[s])
         if s is not None:
@@ -536,7 +536,7 @@ class FateBuilder:
                             f"(it keeps one of identical {b.opcode}s)")
             return f
         y = m.b2a[b.idx]
-        y = -1 if y >= 0 and not self.live[b.idx] and dead_pairs.look_alike(b, A.nodes[y]) else y
+        y = -1 if y >= 0 and not self.live[b.idx] and dead_pairs.look_alike(B, b, A.nodes[y]) else y
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
             y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
         # (oldjax) a same-valued partner that the partners of b's users do not read is a
