@@ -264,7 +264,7 @@ class FateBuilder:
                     gone.add(i)
                     out.add(i)
             elif i not in surv and not (self.gpu_cse and self.untraced[i]) and \
-                    not layout_tuples.loop_init(B, n):  # gpu2: inlined; cpu6: loop state
+                    not layout_tuples.loop_init(B, n, m.b2a):  # gpu2: inlined; cpu6: loop state
                 gone.add(i)
         return out
 

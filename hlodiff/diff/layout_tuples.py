@@ -59,12 +59,16 @@ def mark(m, fates: list) -> None:
                     "loop's layout and the tuple simplifier forwarded the old tuple's elements")
 
 
-def loop_init(B, n) -> bool:
-    """``n`` builds a while loop's initial state. Unpaired, it was not simplified away: the
-    loop passes rebuild it (constant sinking, invariant code motion, tuple simplification)
-    and its elements live on, so the literals it reads meet CSE like any other (fresh 3
-    cpu stochastic_round_grads: ``constant.71 = s32[] constant(0)``, the counter of an
-    inlined threefry loop's ``while.55`` tuple, is merged at dump 0023 (cse) into the
-    constant the first threefry loop's counter lives on as, ``constant.18``; it was
-    "simplified away" with its tuple)."""
-    return n.opcode == "tuple" and any(B.nodes[u].opcode == "while" for u in n.users)
+def loop_init(B, n, b2a) -> bool:
+    """``n`` builds the initial state of a while loop that lives on (the loop has a partner
+    after optimization). Unpaired, the tuple was not simplified away: the loop passes
+    rebuild it (constant sinking, invariant code motion, tuple simplification) and its
+    elements live on, so the literals it reads meet CSE like any other (fresh 3 cpu
+    stochastic_round_grads: ``constant.71 = s32[] constant(0)``, the counter of an inlined
+    threefry loop's ``while.55`` tuple, is merged at dump 0023 (cse) into the constant the
+    first threefry loop's counter lives on as, ``constant.18``; it was "simplified away"
+    with its tuple). A loop with no partner may be gone with its state: JAX 0.4.30 fresh 6
+    matrix_expm_grad's two-step searchsorted loop ``while.234`` is unrolled away before
+    dump 0020 and algsimp forwards its init tuple's elements (0021)."""
+    return n.opcode == "tuple" and any(B.nodes[u].opcode == "while" and b2a[u] >= 0
+                                       for u in n.users)
