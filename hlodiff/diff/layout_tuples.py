@@ -68,7 +68,9 @@ def loop_init(B, n, b2a) -> bool:
     threefry loop's ``while.55`` tuple, is merged at dump 0023 (cse) into the constant the
     first threefry loop's counter lives on as, ``constant.18``; it was "simplified away"
     with its tuple). A loop with no partner may be gone with its state: JAX 0.4.30 fresh 6
-    matrix_expm_grad's two-step searchsorted loop ``while.234`` is unrolled away before
-    dump 0020 and algsimp forwards its init tuple's elements (0021)."""
+    matrix_expm_grad's two-step searchsorted loop ``while.234``: invariant code motion
+    rebuilds it as ``while.17 = while(tuple.71)`` (dump 0013), simplify-while-loops removes
+    the loop (0016, ``tuple.71`` is then read through get-tuple-elements) and algsimp
+    forwards the elements (0021)."""
     return n.opcode == "tuple" and any(B.nodes[u].opcode == "while" and b2a[u] >= 0
                                        for u in n.users)
