@@ -116,3 +116,18 @@ def test_literals_of_a_rebuilt_loop_init_tuple_meet_cse():
         f = r.fate_of(comp, name)
         assert (f.fate, f.after) == ("merged", "constant.18"), (name, f)
     assert r.fate_of("threefry2x32.4", "constant.25").after == "constant.18"
+
+
+def test_argument_no_callee_reads_goes_with_the_call_inliner():
+    """fft_conv1d (fixtures/cpu3, every pass): ``constant.23 = s32[] constant(0)`` is
+    passed to two ``_pad`` calls whose callees never read that parameter. The calls read
+    it, so it is not dead code for DCE; the call inliner (dump 0005) leaves it without
+    readers and it goes in that pass. It was "removed: dead"."""
+    d = CPU6.parent.parent / "cpu3" / "cpu" / "fft_conv1d"
+    snaps = find_pass_dumps(d, "jit_fft_conv1d")
+    before = hlodiff.load(find_before_file(snaps))
+    info = trace(snaps, before).info("constant.23")
+    assert (info.fate, info.pass_name) == ("inlined", "call-inliner"), info
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    f = diff_modules(before, after).fate_of("main.12", "constant.23")
+    assert f.fate == "inlined" and "call inliner" in f.reason, f

@@ -42,3 +42,31 @@ def deleted(B, b: Node) -> bool:
     lu_solve's unused loop counter, goes at dump 0004, dce; CSE runs at 0039), so a dead
     copy of a CSE survivor is not "merged" into it."""
     return _unread(B, b)
+
+
+def unused_arguments(B, live, fates: list) -> None:
+    """Instructions read only as arguments of calls whose callee never reads them: DCE
+    (which runs first) keeps them, since the calls read them; the call inliner leaves them
+    without readers and they go in that pass. zoo cpu fft_conv1d ``constant.23 = s32[]
+    constant(0)``, passed to two ``_pad`` calls as an unused argument: the dumps show it
+    gone at dump 0005 (call-inliner). Also sinkhorn ``get-tuple-element.5`` of a loop body
+    and a cond branch's ``get-tuple-element.101`` in fresh 6 matrix_expm_grad. They were
+    "removed: dead"; they are "inlined" (in place)."""
+    readers: dict[str, dict[str, list[str]]] = {}
+    for b in B.nodes:
+        f = fates[b.idx]
+        if f.fate != "removed" or live[b.idx] or b.site is not None or b.alias >= 0 or \
+                b.users or b.opcode in SIDE_EFFECTS:
+            continue
+        rd = readers.get(b.comp)
+        if rd is None:
+            comp = B.module.by_name.get(b.comp)
+            rd = readers[b.comp] = {}
+            for i in comp.instructions if comp is not None else ():
+                for o in i.operands:
+                    rd.setdefault(o, []).append(i.opcode)
+        ops = rd.get(b.name)
+        if ops and all(op == "call" for op in ops):
+            f.fate = "inlined"
+            f.reason = ("passed only to calls that never read it: the call inliner left it "
+                        "without readers")

@@ -795,4 +795,5 @@ class FateBuilder:
         anchors.mark_uncertain_twins(self.m, out)
         shared_bodies.mark(self.m, out)  # cpu6: loop bodies cloned per call site
         layout_tuples.mark(self.m, out)  # cpu6: a loop's init tuple relaid out
+        dead_pairs.unused_arguments(self.B, self.live, out)  # cpu6: unread call arguments
         return out
