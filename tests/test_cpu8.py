@@ -7,6 +7,7 @@ from pathlib import Path
 
 import hlodiff
 from hlodiff.diff import diff_modules
+from hlodiff.dumps.passes import find_pass_dumps, trace
 
 D = Path(__file__).resolve().parent.parent / "fixtures" / "cpu8"
 
@@ -152,11 +153,13 @@ def test_identical_inlined_chains_share_a_fingerprint_and_are_merged():
         assert rec.fate == "merged", (name, rec)
 
 
-def test_element_only_passed_to_the_next_remat_region_is_removed():
+def test_element_only_passed_to_the_next_remat_region_is_forwarded():
     """remat_nested_layers: ``remat2.56`` (element 2 of the barrier ``remat2.53``) is read
     only by the next region's tuple ``remat2.72``, which feeds another barrier. Once the
-    barriers are expanded, the tuple simplifier forwards ``remat2.72``'s readers to the
-    parameter and leaves ``remat2.56`` without users: removed, not rewritten."""
+    barriers are expanded, the tuple simplifier (post order: the element before its users)
+    replaces ``remat2.56`` by the tuple's operand, the parameter ``a[0][2]['b']``, in
+    ``remat2.72``, then forwards ``remat2.72``'s readers to it: rewritten, its value in that
+    parameter, not removed as dead code (tuplefwd.py has the dumps' evidence)."""
     before, after = _pair("remat_nested_layers")
     e = before.entry_computation
     users = [i for i in e.instructions if "remat2.56" in i.operands]
@@ -164,6 +167,22 @@ def test_element_only_passed_to_the_next_remat_region_is_removed():
     assert {i.opcode for i in e.instructions if "remat2.72" in i.operands} == {"opt-barrier"}
     res = diff_modules(before, after)
     rec = res.fate_of(e.name, "remat2.56")
-    assert rec.fate == "removed", rec
-    rec = res.fate_of(e.name, "remat2.54")  # read by the region's own compute: not removed
-    assert rec.fate != "removed", rec
+    assert rec.fate == "rewritten", rec
+    p = after.entry_computation[rec.after]
+    assert p.opcode == "parameter" and p.metadata.op_name == "a[0][2]['b']", p
+
+
+def test_oracle_forwards_an_element_whose_user_goes_in_the_same_pass():
+    """The 8-device dumps 0032 -> 0033 (tuple-simplifier): ``get-tuple-element.6 =
+    get-tuple-element(tuple.2), index=5`` is read only by the nested checkpoint's
+    ``tuple.3``, which the same pass takes apart. Its value is ``tuple.2``'s operand 5,
+    ``param.11``, which ``tuple.3``'s readers read after the pass. The oracle said "removed"
+    (no replacement found in users that went too); and ``tuple.2``, one of whose readers it
+    was, "removed" instead of taken apart."""
+    snaps = [s for s in find_pass_dumps(D / "remat_nested_layers", "jit_remat_nested_layers")
+             if s.index in (32, 33)]
+    assert [s.after_pass for s in snaps] == ["cse_barrier_expander", "tuple-simplifier"]
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    assert t.chain("get-tuple-element.6")[0] == ("rewritten", "tuple-simplifier", "param.11")
+    assert t.chain("get-tuple-element.5")[0] == ("rewritten", "tuple-simplifier", "reshape.112")
+    assert t.fate_of("tuple.2")[0] == "rewritten"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
-from . import barrier_plumbing, cudnn_fused, inplace, loop_pairs  # cpu8; cpu2; loops4
+from . import cudnn_fused, inplace, loop_pairs  # cpu2; loops4
 from . import library_results, splitk  # gpu8n; h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
@@ -448,8 +448,8 @@ class FateBuilder:
             return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
         x = barrier_forward.forwarded_element(B, b) if b.opcode == "get-tuple-element" and \
             m.b2a[b.idx] < 0 and self.live[b.idx] and not self.gpu_cse else -1
-        if x >= 0 and barrier_forward.barriers_gone(A) and not barrier_plumbing.orphaned_element(
-                B, b) and barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
+        if x >= 0 and barrier_forward.barriers_gone(A) and \
+                barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
             return f
         if b.idx in self.recip:
             f.fate = "rewritten"
@@ -704,10 +704,6 @@ class FateBuilder:
         fv = None if self.nparts > 1 else folded_views.folded_transpose(m, b)  # cpu4
         if fv is not None:
             return folded_views.fill(f, b, fv, m, self._set_after)
-        if barrier_plumbing.orphaned_element(B, b):  # cpu8: between remat regions
-            f.fate, f.reason = "removed", ("read only by the next remat region's tuple: the "
-                                           "tuple simplifier forwards past it (no users left)")
-            return f
         r = self._replacement(b)
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users

@@ -19,6 +19,7 @@ from .fusion_copies import BodyPrints, ProducerClones
 from .foldresults import folded_results
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
+from .tuplefwd import forwarded_element
 from .cooperands import by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
@@ -389,6 +390,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                     loop_elems = rebuilt_elements(ptop, ctop, added)
                 rem.into = rebuilt_element(ptop, n, removed_set, loop_elems) or \
                     loop_element(ptop, ctop, n, new_loops, elem_cache)  # loops4
+                if rem.into is None and "tuple-simplifier" in snap.after_pass.lower():
+                    rem.into = forwarded_element(ptop, ctop, n, p2c)  # cpu8b (tuplefwd.py)
             users = prev.users.get(n)
             is_root = prev.roots.get(i.computation) == n
             if kind == "fused" or (kind == "inlined" and i.computation not in cur.roots):
