@@ -186,3 +186,36 @@ def test_oracle_forwards_an_element_whose_user_goes_in_the_same_pass():
     assert t.chain("get-tuple-element.6")[0] == ("rewritten", "tuple-simplifier", "param.11")
     assert t.chain("get-tuple-element.5")[0] == ("rewritten", "tuple-simplifier", "reshape.112")
     assert t.fate_of("tuple.2")[0] == "rewritten"
+
+
+def test_scalar_broadcast_to_one_element_per_device_is_folded():
+    """diffusion_timestep_loss: ``broadcast.8 = s32[8] broadcast(constant.14)`` (50) is one
+    element per device. The pass dumps: algsimp makes it ``s32[1] reshape(constant)`` and
+    constant folding evaluates that into ``s32[1] constant({50})``, which the kernels copy.
+    The scalar was consumed by folding, not "simplified away". ``constant.13`` (1), whose
+    own broadcast goes the same way, is merged by the Shardy round trip with silu's ``1``,
+    which lives on in kernels: fused, not folded."""
+    before, after = _pair("diffusion_timestep_loss")
+    e = before.entry_computation
+    assert e["broadcast.8"].operands == ["constant.14"] and e["broadcast.8"].shape.num_elements == 8
+    res = diff_modules(before, after)
+    for name, value in (("constant.14", "{50}"), ("constant.15", "{0}")):
+        rec = res.fate_of(e.name, name)
+        assert rec.fate == "folded", (name, rec)
+        c = next(i for comp in after.computations for i in comp.instructions
+                 if i.name == rec.after)
+        assert c.opcode == "constant" and c.literal == value and c.shape.num_elements == 1, c
+    assert res.fate_of(e.name, "constant.13").fate == "fused"
+
+
+def test_mean_scale_folded_not_kept_as_the_forward_reciprocal():
+    """diffusion_timestep_loss: the loss's mean divides by 80 forward, which algsimp makes
+    ``x * 0.0125`` with a new top-level ``constant.32``; the gradient's ``constant.11 =
+    0.0125`` is regrouped with the ``2`` of the square and folded into 0.025 (pass dump
+    0015). The same-valued ``constant.32`` is read only by the forward multiply, not by the
+    partner of constant.11's reader: a look-alike, not constant.11 kept."""
+    before, after = _pair("diffusion_timestep_loss")
+    e = before.entry_computation
+    assert after.entry_computation["constant.32"].literal == e["constant.11"].literal
+    rec = diff_modules(before, after).fate_of(e.name, "constant.11")
+    assert rec.fate == "folded" and rec.after != "constant.32", rec

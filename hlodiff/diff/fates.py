@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
-from . import cudnn_fused, inplace, loop_pairs  # cpu2; loops4
+from . import cudnn_fused, inplace, loop_pairs, onecell  # cpu2; loops4; cpu8b
 from . import library_results, splitk  # gpu8n; h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
@@ -535,12 +535,14 @@ class FateBuilder:
         y = m.b2a[b.idx]
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
             y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
+        if y < 0 and self.nparts > 1 and self.live[b.idx] and onecell.folded_fate(self, f, b):
+            return f  # cpu8b: a scalar broadcast to one element per device (onecell.py)
         # (oldjax) a same-valued partner that the partners of b's users do not read is a
         # look-alike, not b
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal or
-                 lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0) and \
-                self._reassociated(b):
+                 lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0 or
+                 not lookalikes.read_by_partners(B, A, m.b2a, b, y)) and self._reassociated(b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
             # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
             # after is not this one)
