@@ -219,3 +219,17 @@ def test_mean_scale_folded_not_kept_as_the_forward_reciprocal():
     assert after.entry_computation["constant.32"].literal == e["constant.11"].literal
     rec = diff_modules(before, after).fate_of(e.name, "constant.11")
     assert rec.fate == "folded" and rec.after != "constant.32", rec
+
+
+def test_constant_regrouped_with_an_iota_product_is_folded():
+    """diffusion_timestep_loss: ``div.4 = (float(iota) * broadcast(constant.17)) / 8``.
+    algsimp regroups it as ``float(iota) * (constant.17 * 0.125)`` and constant folding
+    evaluates the product (pass dump 0015: ``multiply(constant.3.clone, constant.31)``
+    becomes ``constant(-0.863469422)``). A value computed from an iota is no constant to the
+    folder, so the chain is regrouped; constant.17 is folded, not fused as the product."""
+    before, after = _pair("diffusion_timestep_loss")
+    e = before.entry_computation
+    assert e["mul.29"].operands == ["convert_element_type.2", "broadcast.11"]
+    assert e["convert_element_type.2"].operands == ["iota.1"]
+    rec = diff_modules(before, after).fate_of(e.name, "constant.17")
+    assert rec.fate == "folded", rec

@@ -167,8 +167,9 @@ class FateBuilder:
     def _reassociated(self, b: Node) -> bool:
         """b is a constant operand of a chain ``(x op c1) op c2`` (op: multiply or add):
         algsimp regroups it as ``x op (c1 op c2)`` and constant folding evaluates the
-        constant part, consuming both literals."""
-        B, cv = self.B, self.cv_b
+        constant part, consuming both literals. (Values computed from iotas are not constants
+        to the folder: fresh 6 diffusion_timestep_loss ``(float(iota) * c1) / 8``.)"""
+        B, cv = self.B, self.fold_b
         if not cv[b.idx]:
             return False
         srcs = [b.idx] + [u for u in b.users if B.nodes[u].opcode == "broadcast"]
