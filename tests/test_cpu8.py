@@ -233,3 +233,21 @@ def test_constant_regrouped_with_an_iota_product_is_folded():
     assert e["convert_element_type.2"].operands == ["iota.1"]
     rec = diff_modules(before, after).fate_of(e.name, "constant.17")
     assert rec.fate == "folded", rec
+
+
+def test_round_trip_keeps_one_constant_per_computation():
+    """viterbi_decode_scan, dumps 0003 -> 0004 (shardy-xla): the round trip renames every
+    computation and keeps one ``s32[] constant(0)`` per computation. The entry's
+    ``constant.47`` (the first of its zeros) becomes the entry's ``constant.59``, and its
+    ``constant.45`` and ``constant.44`` are merged into it; they are not renamed into the
+    first loop body's ``constant.49`` (whose state the round trip also reordered)."""
+    snaps = [s for s in find_pass_dumps(D / "viterbi_decode_scan", "jit_viterbi_decode_scan")
+             if s.index in (3, 4)]
+    assert [s.after_pass for s in snaps] == ["call-inliner", "shardy-xla"]
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    cur = hlodiff.load(snaps[1].path)
+    where = {i.name: c for c in cur.computations for i in c.instructions}
+    assert where["constant.59"].is_entry and not where["constant.49"].is_entry
+    assert t.info("constant.47").final_name == "constant.59", t.info("constant.47").history
+    for name in ("constant.45", "constant.44"):
+        assert t.chain(name)[0] == ("merged", "shardy-xla", "constant.59"), (name, t.chain(name))
