@@ -251,3 +251,16 @@ def test_round_trip_keeps_one_constant_per_computation():
     assert t.info("constant.47").final_name == "constant.59", t.info("constant.47").history
     for name in ("constant.45", "constant.44"):
         assert t.chain(name)[0] == ("merged", "shardy-xla", "constant.59"), (name, t.chain(name))
+
+
+def test_reshape_of_a_merged_partial_reduce_lives_in_its_own_all_reduce():
+    """batchnorm_running_stats: ``reduce_sum.21`` (in ``_var``) and ``reduce_sum.58`` are
+    the same per-device partial sum, each summed by an all-reduce of its own. CSE, which
+    runs after the partitioner, merges the reduces, never the all-reduces (each has its
+    own channel). ``broadcast_in_dim.4 = reshape(reduce_sum.21)`` is the sum: it lives in
+    the all-reduce that carries ``_var``'s op_name, not in the partial's kernel."""
+    before, after = _pair("batchnorm_running_stats")
+    assert before.by_name["_var.5"]["broadcast_in_dim.4"].operands == ["reduce_sum.21"]
+    rec = diff_modules(before, after).fate_of("_var.5", "broadcast_in_dim.4")
+    a = after.entry_computation[rec.after]
+    assert a.opcode == "all-reduce" and a.metadata.op_name.endswith("jvp(jit(_var))/reduce_sum"), a

@@ -667,7 +667,8 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
-        rs = reshard.reduced_operand(m, self.views, b) if self.nparts > 1 else None
+        rs = reshard.reduced_operand(m, self.views, b, survivor=self.survivor) \
+            if self.nparts > 1 else None
         if rs is not None:  # shard2: the value lives in the partitioner's collective
             f.fate = "rewritten"
             self._set_after(f, rs)
