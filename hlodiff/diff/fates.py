@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
-from . import barrier_plumbing, cudnn_fused, inplace, loop_pairs  # cpu8; cpu2; loops4
+from . import cudnn_fused, inplace, loop_pairs, onecell  # cpu2; loops4; cpu8b
 from . import library_results, splitk  # gpu8n; h100
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
@@ -168,8 +168,9 @@ class FateBuilder:
     def _reassociated(self, b: Node) -> bool:
         """b is a constant operand of a chain ``(x op c1) op c2`` (op: multiply or add):
         algsimp regroups it as ``x op (c1 op c2)`` and constant folding evaluates the
-        constant part, consuming both literals."""
-        B, cv = self.B, self.cv_b
+        constant part, consuming both literals. (Values computed from iotas are not constants
+        to the folder: fresh 6 diffusion_timestep_loss ``(float(iota) * c1) / 8``.)"""
+        B, cv = self.B, self.fold_b
         if not cv[b.idx]:
             return False
         srcs = [b.idx] + [u for u in b.users if B.nodes[u].opcode == "broadcast"]
@@ -450,8 +451,8 @@ class FateBuilder:
             return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
         x = barrier_forward.forwarded_element(B, b) if b.opcode == "get-tuple-element" and \
             m.b2a[b.idx] < 0 and self.live[b.idx] and not self.gpu_cse else -1
-        if x >= 0 and barrier_forward.barriers_gone(A) and not barrier_plumbing.orphaned_element(
-                B, b) and barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
+        if x >= 0 and barrier_forward.barriers_gone(A) and \
+                barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
             return f
         if b.idx in self.recip:
             f.fate = "rewritten"
@@ -539,12 +540,14 @@ class FateBuilder:
         y = -1 if y >= 0 and not self.live[b.idx] and dead_pairs.look_alike(B, b, A.nodes[y]) else y
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
             y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
+        if y < 0 and self.nparts > 1 and self.live[b.idx] and onecell.folded_fate(self, f, b):
+            return f  # cpu8b: a scalar broadcast to one element per device (onecell.py)
         # (oldjax) a same-valued partner that the partners of b's users do not read is a
         # look-alike, not b
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal or
-                 lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0) and \
-                self._reassociated(b):
+                 lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0 or
+                 not lookalikes.read_by_partners(B, A, m.b2a, b, y)) and self._reassociated(b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
             # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
             # after is not this one)
@@ -668,7 +671,8 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
-        rs = reshard.reduced_operand(m, self.views, b) if self.nparts > 1 else None
+        rs = reshard.reduced_operand(m, self.views, b, survivor=self.survivor) \
+            if self.nparts > 1 else None
         if rs is not None:  # shard2: the value lives in the partitioner's collective
             f.fate = "rewritten"
             self._set_after(f, rs)
@@ -708,10 +712,6 @@ class FateBuilder:
         fv = None if self.nparts > 1 else folded_views.folded_transpose(m, b)  # cpu4
         if fv is not None:
             return folded_views.fill(f, b, fv, m, self._set_after)
-        if barrier_plumbing.orphaned_element(B, b):  # cpu8: between remat regions
-            f.fate, f.reason = "removed", ("read only by the next remat region's tuple: the "
-                                           "tuple simplifier forwards past it (no users left)")
-            return f
         r = self._replacement(b)
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users
