@@ -500,8 +500,8 @@ class FateBuilder:
                 return f
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
                     self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
-                                                     m.b2a[b.idx] >= 0)) and \
-                    s not in self.late_views:
+                                                     m.b2a[b.idx] >= 0, B, b)) and \
+                    (s not in self.late_views or gpu_cse.spmd_early(B, sb, b, self.nparts)):
                 # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
                 # algsimp; shard helper)
                 # algsimp and constant folding run before CSE: each identical copy is

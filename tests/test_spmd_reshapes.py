@@ -1,0 +1,47 @@
+"""Identical reshapes that the partitioner's spmd-simplify pipeline removes before any CSE
+(gpu8b helper, hlodiff/diff/spmd_reshapes.py). Fixture: fixtures/gpu_pass_pairs/
+gpt_rope_adamw (8 deviceless H100s, copied by fixtures/select_pass_pairs.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+from hlodiff.diff.spmd_reshapes import removed_early
+from hlodiff.diff.view import before_view
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "gpu_pass_pairs" / "gpt_rope_adamw"
+
+
+def _modules():
+    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(D.glob("*gpu_after_optimizations.txt")))
+    return before, after
+
+
+def test_reshapes_spmd_simplify_removes_are_rewritten_not_merged():
+    # Oracle (pass dumps of this module): spmd-simplify's algsimp, dump 0008, removes
+    # sub.89 and its twin sub.93 (reshape(identity broadcast(div.85)); the reshape mover
+    # sank div.85's reshape below it in dump 0007, and the two reshapes cancel) and
+    # broadcast_in_dim.99 with its twin .96 (reshape(cos.6), read only by reshapes back to
+    # f32[16,16]). The first CSE (spmd-cleanup, dump 0021) comes after: no copy was merged.
+    # mul.572 = reshape(identity broadcast(convert(reshape(iota)))) stays until that CSE
+    # merges it into mul.549 (algsimp makes reshape(iota) an iota; nothing sinks).
+    before, after = _modules()
+    r = diff_modules(before, after)
+    for name in ("sub.89", "broadcast_in_dim.99", "broadcast_in_dim.104"):
+        f = r.fate_of("main.78", name)
+        assert f.fate == "rewritten", (name, f.fate, f.reason)
+    f = r.fate_of("main.78", "mul.572")
+    assert (f.fate, f.into) == ("merged", "mul.549"), (f.fate, f.reason)
+
+
+def test_removed_early_follows_the_reshape_mover():
+    before, _ = _modules()
+    B = before_view(before)
+    gone = {B.nodes[i].name for i in removed_early(B)}
+    assert {"sub.89", "sub.93", "broadcast_in_dim.96", "broadcast_in_dim.99"} <= gone
+    # a reshape of an iota is not moved (algsimp rebuilds it as an iota), and its readers
+    # keep theirs
+    assert not {"mul.549", "mul.572", "broadcast_in_dim.94"} & gone
