@@ -45,3 +45,35 @@ def test_removed_early_follows_the_reshape_mover():
     # a reshape of an iota is not moved (algsimp rebuilds it as an iota), and its readers
     # keep theirs
     assert not {"mul.549", "mul.572", "broadcast_in_dim.94"} & gone
+
+
+def test_transposed_dot_found_through_async_resharding_and_swapped_gemm():
+    # zoo mlp_gelu_adam on 8 H100s (fixtures/gpu_pass_pairs/mlp_gelu_adam). Oracle: algsimp
+    # (dump 0004) rebuilds transpose.3(dot_general.9) as a dot; the final module computes it
+    # in gemm_fusion_dot.5, whose dot.14 = f32[256,8]{0,1} (gemm-fusion-swap-operands) is
+    # bitcast to the per-device f32[8,256] of the transpose. It reads the dot's operands
+    # through the partitioner's resharding: all-gather-start/-done and an all-to-all
+    # async-start/-done pair. Before, the engine named consumers of look-alikes
+    # (loop_add_fusion, loop_add_subtract_fusion.1).
+    d = D.parent / "mlp_gelu_adam"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    for name in ("dot_general.9", "transpose.3"):
+        f = r.fate_of("main.2", name)
+        assert (f.fate, f.fusion) == ("rewritten", "gemm_fusion_dot.5"), (name, f.fate,
+                                                                         f.fusion, f.reason)
+
+
+def test_transposed_dot_of_a_squeezed_shard():
+    # gpt_rope_adamw on 8 H100s: transpose.24 = f32[8,16,32] transpose(dot_general.78) is
+    # rebuilt by algsimp as one dot; partitioned 8 ways on the batch, the final module
+    # computes it in gemm_fusion_dot.114 = f32[16,32] (the unit dimension squeezed). No dot
+    # of the transpose's own rank reads those values; before, the engine named
+    # gemm_fusion_dot.115 and input_concatenate_fusion.2.
+    before, after = _modules()
+    r = diff_modules(before, after)
+    for name in ("dot_general.78", "transpose.24"):
+        f = r.fate_of("main.78", name)
+        assert (f.fate, f.fusion) == ("rewritten", "gemm_fusion_dot.114"), (name, f.fate,
+                                                                           f.fusion, f.reason)
