@@ -77,3 +77,17 @@ def test_transposed_dot_of_a_squeezed_shard():
         f = r.fate_of("main.78", name)
         assert (f.fate, f.fusion) == ("rewritten", "gemm_fusion_dot.114"), (name, f.fate,
                                                                            f.fusion, f.reason)
+
+
+def test_reshape_read_only_by_reshapes_back_lives_where_its_operand_does():
+    # gpt_rope_adamw on 8 H100s: broadcast_in_dim.96 = f32[1,16,16] reshape(cos.6) is read
+    # only (through an identity broadcast) by reshapes back to f32[16,16]; spmd-simplify's
+    # algsimp (dump 0008) removes the pair, and the readers read cos.6, which the final
+    # module computes in loop_cosine_fusion (oracle). Before, the engine named the bitcast
+    # of a look-alike in input_concatenate_fusion.8.
+    before, after = _modules()
+    r = diff_modules(before, after)
+    for name in ("broadcast_in_dim.96", "broadcast_in_dim.99"):
+        f = r.fate_of("main.78", name)
+        assert (f.fate, f.fusion) == ("rewritten", "loop_cosine_fusion"), (name, f.fate,
+                                                                          f.fusion, f.reason)

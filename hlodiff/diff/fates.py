@@ -6,7 +6,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import barrier_plumbing, cudnn_fused, inplace, loop_pairs  # cpu8; cpu2; loops4
-from . import library_results, splitk  # gpu8n; h100
+from . import library_results, splitk, spmd_reshapes  # gpu8n; h100; gpu8b
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
@@ -473,6 +473,8 @@ class FateBuilder:
             y = m.b2a[b.idx]
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
+            return f
+        if spmd_reshapes.operand_value(self, f, b):  # gpu8b: gone before partitioning
             return f
         # GPU: CSE runs inside the first simplification round, beside constant folding,
         # and meets an identical literal before the folder takes its readers away

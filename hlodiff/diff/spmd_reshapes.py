@@ -117,3 +117,55 @@ def _simulate(B: View) -> set[int]:
                 if src[n.operands[0]] != _shape(n):
                     src[n.idx] = src[n.operands[0]]
     return gone
+
+
+def operand_value(fb, f, b: Node) -> bool:
+    """A reshape of a partitioned GPU program read only by reshapes back to its operand's
+    shape (no reader left in the view): ``spmd-simplify``'s algsimp removed the pair, and
+    its value is its operand's (gpt_rope_adamw: ``broadcast_in_dim.96 = reshape(cos.6)``
+    is gone in dump 0008, its readers read ``cos.6``, which the final module computes in
+    ``loop_cosine_fusion``). Sets ``f`` (fate "rewritten", where the operand lives) and
+    returns True, else False."""
+    if not (fb.gpu_cse and fb.nparts > 1) or b.opcode != "reshape" or b.users or \
+            len(b.operands) != 1 or b.idx not in removed_early(fb.B) or \
+            not _read_by_reshapes(fb.B, b):
+        return False
+    src = fb.B.nodes[b.operands[0]]
+    sf = fb._survivor_fate(src)
+    if sf.fate not in ("kept", "fused", "rewritten", "merged") or not (sf.after or sf.fusion):
+        return False
+    f.fate = "rewritten"
+    f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
+    f.reason = (f"reshape read only by reshapes back to {src.name}'s shape: algebraic "
+                f"simplification removed the pair before partitioning; the value is "
+                f"{src.name}'s" + (f" (in {sf.fusion})" if sf.fusion else ""))
+    return True
+
+
+_READERS: "weakref.WeakKeyDictionary[View, dict[int, list[int]]]" = weakref.WeakKeyDictionary()
+
+
+def _read_by_reshapes(B: View, b: Node) -> bool:
+    """Every reader of ``b`` in the module, through identity broadcasts, is a reshape (not,
+    e.g., a reduce over the unit dimensions, which the reshape mover rewrites: resnet
+    bottleneck ``reshape.21`` read by ``reduce_sum.311``, moved in dump 0012)."""
+    readers = _READERS.get(B)
+    if readers is None:
+        readers = _READERS[B] = {}
+        for n in B.nodes:
+            for o in n.raw_operands:
+                readers.setdefault(o, []).append(n.idx)
+    todo, seen = [b.idx], 0
+    while todo and seen < 64:
+        i = todo.pop()
+        seen += 1
+        rs = readers.get(i, [])
+        if i == b.idx and not rs:
+            return False
+        for r in rs:
+            n = B.nodes[r]
+            if n.opcode == "broadcast" and n.alias == i:
+                todo.append(r)
+            elif n.opcode != "reshape":
+                return False
+    return not todo
