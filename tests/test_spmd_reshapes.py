@@ -91,3 +91,18 @@ def test_reshape_read_only_by_reshapes_back_lives_where_its_operand_does():
         f = r.fate_of("main.78", name)
         assert (f.fate, f.fusion) == ("rewritten", "loop_cosine_fusion"), (name, f.fate,
                                                                           f.fusion, f.reason)
+
+
+def test_literal_of_max_with_minus_infinity_goes_with_it():
+    # clip_contrastive on 8 H100s (fixtures/gpu_pass_pairs/clip_contrastive): log_softmax's
+    # max.3 = maximum(reduce_max, broadcast(constant.12 = -inf)). Algsimp (spmd-simplify,
+    # dump 0006) replaces max(x, -inf) by x: constant.12 is "rewritten" there (oracle),
+    # before the Shardy round trip (dump 0017) could merge it with the reduce's identical
+    # -inf (constant.14). Before, the engine said "merged into constant.14".
+    d = D.parent / "clip_contrastive"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    f = r.fate_of("log_softmax.5", "constant.12")
+    assert f.fate == "rewritten", (f.fate, f.reason)
+    assert r.fate_of("log_softmax.5", "constant.14").fate == "fused"
