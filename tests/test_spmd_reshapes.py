@@ -106,3 +106,20 @@ def test_literal_of_max_with_minus_infinity_goes_with_it():
     f = r.fate_of("log_softmax.5", "constant.12")
     assert f.fate == "rewritten", (f.fate, f.reason)
     assert r.fate_of("log_softmax.5", "constant.14").fate == "fused"
+
+
+def test_broadcast_copy_named_after_an_instruction_without_metadata():
+    # zoo mlp_deep on 8 H100s (fixtures/gpu_pass_pairs/mlp_deep): broadcast.7 = broadcast(0)
+    # has no metadata. The Shardy round trip (dump 0014) merges relu's identical max.2 into
+    # it, and priority fusion (dump 0058) fuses it (oracle); the kernels' copies carry
+    # op_name="broadcast.7" (broadcast.35 in gemm_fusion_dot.5, beside relu's maximum).
+    # Before, that copy was taken for a look-alike (its readers are relu's, not
+    # broadcast.7's own), and broadcast.7 was called "simplified away".
+    d = D.parent / "mlp_deep"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    f = r.fate_of("main.18", "broadcast.7")
+    assert (f.fate, f.after) == ("fused", "broadcast.35"), (f.fate, f.after, f.reason)
+    f = r.fate_of("relu.1", "max.2")
+    assert (f.fate, f.into) == ("merged", "broadcast.7"), (f.fate, f.reason)
