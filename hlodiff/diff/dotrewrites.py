@@ -108,6 +108,16 @@ class _Solo:
         self.operands = [d.operands[k]]
 
 
+def _kernel_shape(A: View, x: Node):
+    """The shape of what a dot's value is once it leaves its kernel: a gemm kernel whose
+    root is a bitcast of the dot (gemm-fusion-swap-operands computes the transposed
+    product in the other layout) returns the bitcast's shape (zoo mlp_gelu_adam on 8 H100s:
+    ``dot.14 = f32[256,8]{0,1}``, root ``bitcast.45 = f32[8,256]``; gpu8b)."""
+    if x.fusion >= 0 and A.resolve(x.fusion) == x.idx:
+        return A.nodes[x.fusion].inst.shape
+    return x.inst.shape
+
+
 def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
     """Before node (the transpose and its dot) -> the after dot that replaced both (-1:
     several candidates tie), and the tied candidates of those nodes."""
@@ -136,13 +146,21 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
         if dup is None:
             dup = _copies_by_fp(A)
         want = _before_inputs(m, d, dup)
-        for x in dots_by_dims.get(t.mdims, ()):
+        same = dots_by_dims.get(t.mdims, [])
+        groups = [same]
+        if nparts > 1:  # gpu8b: dots of other dims only when none of the transpose's own
+            # dims qualifies: a shard whose unit dims algsimp squeezed (gpt_rope_adamw on
+            # 8 H100s: transpose.24 = f32[8,16,32] is gemm_fusion_dot.114's f32[16,32]), a
+            # gemm kernel returning its dot through a bitcast (_kernel_shape)
+            groups.append([x for xs in dots_by_dims.values() if xs is not same for x in xs])
+        n0 = len(scored)
+        for x in (x for g in groups if len(scored) == n0 for x in g):  # next group if none
             owner = m.a2b[x.idx]
             if owner >= 0 and owner not in (t.idx, d.idx):
                 continue
             if x.name == d.name:
                 continue  # the dot kept its name: it was kept, not rebuilt
-            if nparts > 1 and not holds_shape(t.inst.shape, x.inst.shape, nparts):
+            if nparts > 1 and not holds_shape(t.inst.shape, _kernel_shape(A, x), nparts):
                 continue  # (per-device) the dot's own shape, not the transposed one
             if nparts > 1 and _own_orientation(m, d, x, dup):
                 continue  # cpu8: the dot itself, partitioned (renamed), in its own order
@@ -155,6 +173,10 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
                 continue
             score = shared + (0.5 if x.op_name == t.op_name else 0.0) + (2 if owner >= 0 else 0)
             scored.append((score, t.idx, d.idx, x.idx))
+        if nparts > 1 and len(scored) > n0 and scored[n0][3] not in {x.idx for x in same}:
+            top = max(sc[0] for sc in scored[n0:])
+            if sum(sc[0] == top for sc in scored[n0:]) > 1:
+                del scored[n0:]  # other dims are a guess: one that ties decides nothing
     scored.sort(key=lambda s: -s[0])
     out: dict[int, int] = {}
     ties: dict[int, list[int]] = {}

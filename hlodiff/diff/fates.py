@@ -6,7 +6,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, inplace, loop_pairs, onecell  # cpu2; loops4; cpu8b
-from . import library_results, splitk  # gpu8n; h100
+from . import library_results, splitk, spmd_reshapes  # gpu8n; h100; gpu8b
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
@@ -477,6 +477,8 @@ class FateBuilder:
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
+        if spmd_reshapes.operand_value(self, f, b):  # gpu8b: gone before partitioning
+            return f
         # GPU: CSE runs inside the first simplification round, beside constant folding,
         # and meets an identical literal before the folder takes its readers away
         cse_first = (self.gpu_cse or self.cse_first and b.opcode == "constant") and \
@@ -504,8 +506,8 @@ class FateBuilder:
                 return f
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
                     self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
-                                                     m.b2a[b.idx] >= 0)) and \
-                    s not in self.late_views:
+                                                     m.b2a[b.idx] >= 0, B, b)) and \
+                    (s not in self.late_views or gpu_cse.spmd_early(B, sb, b, self.nparts)):
                 # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
                 # algsimp; shard helper)
                 # algsimp and constant folding run before CSE: each identical copy is

@@ -24,6 +24,7 @@ Triton fusions or GPU backend configs (``operation_queue_id``) behind.
 from __future__ import annotations
 
 from ..analysis.backend import compiled_for_gpu
+from . import spmd_reshapes
 from .cse_walk import ranks_from
 from .view import Node, View
 from .value_facts import LAYOUT_LIKE
@@ -41,7 +42,7 @@ def cse_in_simplification(after) -> bool:
 
 
 def late_rewrite(sb: Node, fate: str, recip: set[int], nparts: int = 1,
-                 paired: bool = False) -> bool:
+                 paired: bool = False, B: View | None = None, b: Node | None = None) -> bool:
     """The survivor ``sb`` of identical copies was rewritten by a pass that runs after the
     first CSE of the GPU pipeline: its copies were merged into it before.
 
@@ -60,7 +61,17 @@ def late_rewrite(sb: Node, fate: str, recip: set[int], nparts: int = 1,
     f32[2,16,32], dump 0021); gpu4."""
     if fate != "rewritten" or sb.alias >= 0 or sb.idx in recip:
         return False
+    if B is not None and b is not None and spmd_early(B, sb, b, nparts):
+        return False  # spmd-simplify removes both copies before any CSE (gpu8b)
     return sb.opcode in _LATE or (nparts > 1 and sb.opcode == "broadcast" and not paired)
+
+
+def spmd_early(B: View, sb: Node, b: Node, nparts: int) -> bool:
+    """Both identical reshapes ``sb`` (the CSE survivor) and ``b`` are removed by the
+    partitioner's ``spmd-simplify`` pipeline, which runs before any CSE: each was rewritten
+    on its own, not merged (:mod:`.spmd_reshapes`)."""
+    return nparts > 1 and sb.opcode == "reshape" and \
+        {sb.idx, b.idx} <= spmd_reshapes.removed_early(B)
 
 
 def _chain_key(B: View, n: Node, depth: int = 0) -> object:

@@ -37,6 +37,11 @@ def _identity_use(v: View, u: int, i: int, lit: str) -> bool:
         return lit in _ONE
     if n.opcode == "divide":
         return rhs and lit in _ONE
+    if n.opcode == "maximum":  # gpu8b: max(x, -inf) -> x (simclr_nt_xent on 8 H100s,
+        # dump 0005: log_softmax's max.2 = broadcast(-inf) rewritten into reduce_max.0)
+        return lit == "-inf"
+    if n.opcode == "minimum":
+        return lit in ("inf", "+inf")
     return False
 
 
@@ -51,4 +56,13 @@ def removed_with_identities(v: View) -> set[int]:
             continue
         if all(_identity_use(v, u, n.idx, lit) for u in n.users):
             out.add(n.idx)
+    for i in list(out):  # gpu8b: the literal under it, when nothing else reads it
+        n = v.nodes[i]
+        while n.operands and v.nodes[n.operands[0]].opcode in ("constant", "broadcast",
+                                                               "reshape", "bitcast"):
+            o = v.nodes[n.operands[0]]
+            if not o.users or any(u not in out for u in o.users):
+                break
+            out.add(o.idx)
+            n = o
     return out

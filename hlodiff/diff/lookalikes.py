@@ -48,6 +48,11 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int) -> int:
         return y  # top-level, or a fusion of its own (wrapped_broadcast): read as a whole
     if carries_name(b, A.nodes[y]):  # h100: the copy carries b's name (const_copies.py)
         return y
+    if b.inst.metadata is None and A.nodes[y].op_name == b.name:
+        # gpu8b: the partitioner names an instruction without metadata after itself
+        # (mlp_deep on 8 H100s: broadcast.7 -> broadcast.35, op_name="broadcast.7", a copy
+        # fusion made of it once the Shardy round trip merged relu's max.2 into it)
+        return y
     return y if read_by_partners(B, A, b2a, b, y) else -1
 
 

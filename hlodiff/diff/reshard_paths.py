@@ -62,6 +62,10 @@ def resharded_sources(view, dot) -> set[int]:
                     nxt = c.raw_operands[int(str(k))]
             elif n.opcode in _COLL and len(n.raw_operands) == 1:
                 nxt = n.raw_operands[0]
+            elif _async_collective(n) and n.raw_operands:
+                # GPU: a collective runs as a start/done pair (``all-gather-start`` ->
+                # ``all-gather-done``, ``async-start`` of an all-to-all -> ``async-done``)
+                nxt = n.raw_operands[0]
             elif n.opcode in _MOVES and n.raw_operands:
                 nxt = n.raw_operands[0]
             elif n.opcode == "fusion" and n.raw_operands:
@@ -76,6 +80,16 @@ def resharded_sources(view, dot) -> set[int]:
                 break
             i = top(nxt)
     return out
+
+
+def _async_collective(n) -> bool:
+    """One half of a GPU collective's start/done pair (the start's first operand is the
+    data; the done reads the start)."""
+    op = n.opcode
+    if op in ("async-start", "async-done"):
+        w = n.inst.async_wrapped or ""
+        return any(w.startswith(c) for c in _COLL) or w == ""
+    return op.endswith(("-start", "-done")) and op.rsplit("-", 1)[0] in _COLL
 
 
 def _moves_only(view, node) -> bool:
