@@ -536,7 +536,7 @@ class FateBuilder:
             return f
         y = m.b2a[b.idx]
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
-            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
+            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y, self.survivor)
         # (oldjax) a same-valued partner that the partners of b's users do not read is a
         # look-alike, not b
         if b.opcode == "constant" and self.live[b.idx] and \
