@@ -137,3 +137,14 @@ def test_copy_read_by_the_readers_of_what_was_merged_into_it():
     r = diff_modules(before, after)
     f = r.fate_of("relu.1", "max.2")
     assert (f.fate, f.fusion) == ("fused", "loop_multiply_fusion"), (f.fate, f.fusion, f.reason)
+
+
+def test_elementwise_rebuilt_by_the_reshape_mover_is_rewritten():
+    # gpt_rope_adamw on 8 H100s: add_any.74 adds two values that reach it through
+    # reshapes; spmd-simplify's reshape mover (oracle: reshape-mover, dump 0007) rebuilds
+    # the add below them as a new instruction. Before, the engine said "removed" (moved
+    # across a reduce/broadcast by algsimp, the original dead).
+    before, after = _modules()
+    r = diff_modules(before, after)
+    f = r.fate_of("main.78", "add_any.74")
+    assert f.fate == "rewritten", (f.fate, f.reason)

@@ -474,8 +474,8 @@ class FateBuilder:
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
-        if spmd_reshapes.operand_value(self, f, b):  # gpu8b: gone before partitioning
-            return f
+        if spmd_reshapes.operand_value(self, f, b) or spmd_reshapes.moved_fate(self, f, b):
+            return f  # gpu8b: gone or rebuilt before partitioning (spmd_reshapes.py)
         # GPU: CSE runs inside the first simplification round, beside constant folding,
         # and meets an identical literal before the folder takes its readers away
         cse_first = (self.gpu_cse or self.cse_first and b.opcode == "constant") and \
