@@ -148,18 +148,3 @@ def test_elementwise_rebuilt_by_the_reshape_mover_is_rewritten():
     r = diff_modules(before, after)
     f = r.fate_of("main.78", "add_any.74")
     assert f.fate == "rewritten", (f.fate, f.reason)
-
-
-def test_value_named_in_the_kernel_a_clone_recomputes():
-    # mlp_mixer on 8 H100s (fixtures/gpu_pass_pairs/mlp_mixer): priority fusion copies the
-    # whole of triton_softmax.3 into consumer kernels (fusion.144 ...) and keeps it, as it
-    # does triton_softmax.5 into fusion.186 (dumps 0092/0093). The oracle follows the
-    # softmax's instructions into triton_softmax.3; the matcher paired them with their
-    # copies in fusion.144.
-    d = D.parent / "mlp_mixer"
-    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
-    r = diff_modules(before, after)
-    for name in ("div.30", "sub.86"):
-        f = r.fate_of("main.49", name)
-        assert f.fusion == "triton_softmax.3", (name, f.fate, f.fusion, f.reason)
