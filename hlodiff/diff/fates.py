@@ -6,7 +6,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import barrier_plumbing, cudnn_fused, inplace, loop_pairs  # cpu8; cpu2; loops4
-from . import kernel_clones, library_results, splitk, spmd_reshapes  # gpu8n; h100; gpu8b
+from . import library_results, splitk, spmd_reshapes  # gpu8n; h100; gpu8b
 from . import folded_views, normalization, sunk_broadcasts  # cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
@@ -788,8 +788,6 @@ class FateBuilder:
         cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
         library_results.name_results(self.m, out)  # gpu8n: element 0 of a library call
         splitk.explain(self.A, out)  # h100: what a split-K reduce sums
-        if self.gpu_cse:  # gpu8b: the kernel a priority-fusion clone recomputes
-            kernel_clones.prefer_originals(self.m, out)
         duplicates.annotate(self.m, out)
         spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)
