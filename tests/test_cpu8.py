@@ -7,6 +7,7 @@ from pathlib import Path
 
 import hlodiff
 from hlodiff.diff import diff_modules
+from hlodiff.dumps.passes import find_pass_dumps, trace
 
 D = Path(__file__).resolve().parent.parent / "fixtures" / "cpu8"
 
@@ -152,11 +153,13 @@ def test_identical_inlined_chains_share_a_fingerprint_and_are_merged():
         assert rec.fate == "merged", (name, rec)
 
 
-def test_element_only_passed_to_the_next_remat_region_is_removed():
+def test_element_only_passed_to_the_next_remat_region_is_forwarded():
     """remat_nested_layers: ``remat2.56`` (element 2 of the barrier ``remat2.53``) is read
     only by the next region's tuple ``remat2.72``, which feeds another barrier. Once the
-    barriers are expanded, the tuple simplifier forwards ``remat2.72``'s readers to the
-    parameter and leaves ``remat2.56`` without users: removed, not rewritten."""
+    barriers are expanded, the tuple simplifier (post order: the element before its users)
+    replaces ``remat2.56`` by the tuple's operand, the parameter ``a[0][2]['b']``, in
+    ``remat2.72``, then forwards ``remat2.72``'s readers to it: rewritten, its value in that
+    parameter, not removed as dead code (tuplefwd.py has the dumps' evidence)."""
     before, after = _pair("remat_nested_layers")
     e = before.entry_computation
     users = [i for i in e.instructions if "remat2.56" in i.operands]
@@ -164,6 +167,100 @@ def test_element_only_passed_to_the_next_remat_region_is_removed():
     assert {i.opcode for i in e.instructions if "remat2.72" in i.operands} == {"opt-barrier"}
     res = diff_modules(before, after)
     rec = res.fate_of(e.name, "remat2.56")
-    assert rec.fate == "removed", rec
-    rec = res.fate_of(e.name, "remat2.54")  # read by the region's own compute: not removed
-    assert rec.fate != "removed", rec
+    assert rec.fate == "rewritten", rec
+    p = after.entry_computation[rec.after]
+    assert p.opcode == "parameter" and p.metadata.op_name == "a[0][2]['b']", p
+
+
+def test_oracle_forwards_an_element_whose_user_goes_in_the_same_pass():
+    """The 8-device dumps 0032 -> 0033 (tuple-simplifier): ``get-tuple-element.6 =
+    get-tuple-element(tuple.2), index=5`` is read only by the nested checkpoint's
+    ``tuple.3``, which the same pass takes apart. Its value is ``tuple.2``'s operand 5,
+    ``param.11``, which ``tuple.3``'s readers read after the pass. The oracle said "removed"
+    (no replacement found in users that went too); and ``tuple.2``, one of whose readers it
+    was, "removed" instead of taken apart."""
+    snaps = [s for s in find_pass_dumps(D / "remat_nested_layers", "jit_remat_nested_layers")
+             if s.index in (32, 33)]
+    assert [s.after_pass for s in snaps] == ["cse_barrier_expander", "tuple-simplifier"]
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    assert t.chain("get-tuple-element.6")[0] == ("rewritten", "tuple-simplifier", "param.11")
+    assert t.chain("get-tuple-element.5")[0] == ("rewritten", "tuple-simplifier", "reshape.112")
+    assert t.fate_of("tuple.2")[0] == "rewritten"
+
+
+def test_scalar_broadcast_to_one_element_per_device_is_folded():
+    """diffusion_timestep_loss: ``broadcast.8 = s32[8] broadcast(constant.14)`` (50) is one
+    element per device. The pass dumps: algsimp makes it ``s32[1] reshape(constant)`` and
+    constant folding evaluates that into ``s32[1] constant({50})``, which the kernels copy.
+    The scalar was consumed by folding, not "simplified away". ``constant.13`` (1), whose
+    own broadcast goes the same way, is merged by the Shardy round trip with silu's ``1``,
+    which lives on in kernels: fused, not folded."""
+    before, after = _pair("diffusion_timestep_loss")
+    e = before.entry_computation
+    assert e["broadcast.8"].operands == ["constant.14"] and e["broadcast.8"].shape.num_elements == 8
+    res = diff_modules(before, after)
+    for name, value in (("constant.14", "{50}"), ("constant.15", "{0}")):
+        rec = res.fate_of(e.name, name)
+        assert rec.fate == "folded", (name, rec)
+        c = next(i for comp in after.computations for i in comp.instructions
+                 if i.name == rec.after)
+        assert c.opcode == "constant" and c.literal == value and c.shape.num_elements == 1, c
+    assert res.fate_of(e.name, "constant.13").fate == "fused"
+
+
+def test_mean_scale_folded_not_kept_as_the_forward_reciprocal():
+    """diffusion_timestep_loss: the loss's mean divides by 80 forward, which algsimp makes
+    ``x * 0.0125`` with a new top-level ``constant.32``; the gradient's ``constant.11 =
+    0.0125`` is regrouped with the ``2`` of the square and folded into 0.025 (pass dump
+    0015). The same-valued ``constant.32`` is read only by the forward multiply, not by the
+    partner of constant.11's reader: a look-alike, not constant.11 kept."""
+    before, after = _pair("diffusion_timestep_loss")
+    e = before.entry_computation
+    assert after.entry_computation["constant.32"].literal == e["constant.11"].literal
+    rec = diff_modules(before, after).fate_of(e.name, "constant.11")
+    assert rec.fate == "folded" and rec.after != "constant.32", rec
+
+
+def test_constant_regrouped_with_an_iota_product_is_folded():
+    """diffusion_timestep_loss: ``div.4 = (float(iota) * broadcast(constant.17)) / 8``.
+    algsimp regroups it as ``float(iota) * (constant.17 * 0.125)`` and constant folding
+    evaluates the product (pass dump 0015: ``multiply(constant.3.clone, constant.31)``
+    becomes ``constant(-0.863469422)``). A value computed from an iota is no constant to the
+    folder, so the chain is regrouped; constant.17 is folded, not fused as the product."""
+    before, after = _pair("diffusion_timestep_loss")
+    e = before.entry_computation
+    assert e["mul.29"].operands == ["convert_element_type.2", "broadcast.11"]
+    assert e["convert_element_type.2"].operands == ["iota.1"]
+    rec = diff_modules(before, after).fate_of(e.name, "constant.17")
+    assert rec.fate == "folded", rec
+
+
+def test_round_trip_keeps_one_constant_per_computation():
+    """viterbi_decode_scan, dumps 0003 -> 0004 (shardy-xla): the round trip renames every
+    computation and keeps one ``s32[] constant(0)`` per computation. The entry's
+    ``constant.47`` (the first of its zeros) becomes the entry's ``constant.59``, and its
+    ``constant.45`` and ``constant.44`` are merged into it; they are not renamed into the
+    first loop body's ``constant.49`` (whose state the round trip also reordered)."""
+    snaps = [s for s in find_pass_dumps(D / "viterbi_decode_scan", "jit_viterbi_decode_scan")
+             if s.index in (3, 4)]
+    assert [s.after_pass for s in snaps] == ["call-inliner", "shardy-xla"]
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    cur = hlodiff.load(snaps[1].path)
+    where = {i.name: c for c in cur.computations for i in c.instructions}
+    assert where["constant.59"].is_entry and not where["constant.49"].is_entry
+    assert t.info("constant.47").final_name == "constant.59", t.info("constant.47").history
+    for name in ("constant.45", "constant.44"):
+        assert t.chain(name)[0] == ("merged", "shardy-xla", "constant.59"), (name, t.chain(name))
+
+
+def test_reshape_of_a_merged_partial_reduce_lives_in_its_own_all_reduce():
+    """batchnorm_running_stats: ``reduce_sum.21`` (in ``_var``) and ``reduce_sum.58`` are
+    the same per-device partial sum, each summed by an all-reduce of its own. CSE, which
+    runs after the partitioner, merges the reduces, never the all-reduces (each has its
+    own channel). ``broadcast_in_dim.4 = reshape(reduce_sum.21)`` is the sum: it lives in
+    the all-reduce that carries ``_var``'s op_name, not in the partial's kernel."""
+    before, after = _pair("batchnorm_running_stats")
+    assert before.by_name["_var.5"]["broadcast_in_dim.4"].operands == ["reduce_sum.21"]
+    rec = diff_modules(before, after).fate_of("_var.5", "broadcast_in_dim.4")
+    a = after.entry_computation[rec.after]
+    assert a.opcode == "all-reduce" and a.metadata.op_name.endswith("jvp(jit(_var))/reduce_sum"), a

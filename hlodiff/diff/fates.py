@@ -5,11 +5,11 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
-from . import barrier_plumbing, cudnn_fused, inplace, loop_pairs  # cpu8; cpu2; loops4
-from . import library_results, splitk, spmd_reshapes  # gpu8n; h100; gpu8b
-from . import folded_views, normalization, sunk_broadcasts  # cpu4
+from . import cudnn_fused, folded_views, inplace, loop_pairs, normalization, onecell  # various
+from . import library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n; h100; gpu8b; cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
+from . import dead_pairs, layout_tuples, shared_bodies  # cpu6
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -164,35 +164,6 @@ class FateBuilder:
         out.update(inits)
         return out
 
-    def _reassociated(self, b: Node) -> bool:
-        """b is a constant operand of a chain ``(x op c1) op c2`` (op: multiply or add):
-        algsimp regroups it as ``x op (c1 op c2)`` and constant folding evaluates the
-        constant part, consuming both literals."""
-        B, cv = self.B, self.cv_b
-        if not cv[b.idx]:
-            return False
-        srcs = [b.idx] + [u for u in b.users if B.nodes[u].opcode == "broadcast"]
-        op = folding.scaling_op  # gpu2: x / c is x * (1/c) to algsimp
-        for u in (u for x in srcs for u in B.nodes[x].users):
-            un = B.nodes[u]
-            if folding.minuend_regrouped(B, cv, srcs, un):  # loops4: (c1 - x) - c2
-                return True
-            k = op(B, cv, un)
-            if k not in ("multiply", "add") or len(un.operands) != 2 or \
-                    (un.opcode == "divide" and un.operands[1] in srcs):
-                continue  # (a constant divisor becomes its reciprocal first: rewritten)
-            other = un.operands[1] if un.operands[0] in srcs else un.operands[0]
-            on = B.nodes[other]
-            if cv[other]:
-                continue
-            if op(B, cv, on) == k and any(cv[o] for o in on.operands):
-                return True  # (x op c1) op b
-            for w in un.users:
-                wn = B.nodes[w]
-                if op(B, cv, wn) == k and any(cv[o] and o != u for o in wn.operands):
-                    return True  # (x op b) op c2
-        return False
-
     def _sharded_tuple(self, b: Node, a: Node) -> bool:
         """A tuple of a partitioned program whose elements are the same or shards of the
         before's (the per-device program's root tuple, say): not rebuilt."""
@@ -262,7 +233,8 @@ class FateBuilder:
                 if n.users and all(u in gone for u in n.users):
                     gone.add(i)
                     out.add(i)
-            elif i not in surv and not (self.gpu_cse and self.untraced[i]):  # gpu2: inlined
+            elif i not in surv and not (self.gpu_cse and self.untraced[i]) and \
+                    not layout_tuples.loop_init(B, n, m.b2a):  # gpu2: inlined; cpu6: loop state
                 gone.add(i)
         return out
 
@@ -448,8 +420,8 @@ class FateBuilder:
             return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
         x = barrier_forward.forwarded_element(B, b) if b.opcode == "get-tuple-element" and \
             m.b2a[b.idx] < 0 and self.live[b.idx] and not self.gpu_cse else -1
-        if x >= 0 and barrier_forward.barriers_gone(A) and not barrier_plumbing.orphaned_element(
-                B, b) and barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
+        if x >= 0 and barrier_forward.barriers_gone(A) and \
+                barrier_forward.forwarded_fate(self, f, b, B.nodes[x]):  # cpu5
             return f
         if b.idx in self.recip:
             f.fate = "rewritten"
@@ -490,6 +462,7 @@ class FateBuilder:
         s = self.survivor.get(b.idx)
         if s is not None and cpu_cse_order.own_partner_iota(self, b):
             s = None  # cpu5: CSE merges no iota as such
+        s = None if s is not None and not self.live[b.idx] and dead_pairs.deleted(B, b) else s
         if s is not None and self.live[b.idx] and cpu_cse_order.rewritten_copy(self, b):
             return cpu_cse_order.rewritten_copy_fate(self, f, b, B.nodes[s])
         if s is not None:
@@ -535,14 +508,17 @@ class FateBuilder:
                             f"(it keeps one of identical {b.opcode}s)")
             return f
         y = m.b2a[b.idx]
+        y = -1 if y >= 0 and not self.live[b.idx] and dead_pairs.look_alike(B, b, A.nodes[y]) else y
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
             y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y, self.survivor)
+        if y < 0 and self.nparts > 1 and self.live[b.idx] and onecell.folded_fate(self, f, b):
+            return f  # cpu8b: a scalar broadcast to one element per device (onecell.py)
         # (oldjax) a same-valued partner that the partners of b's users do not read is a
         # look-alike, not b
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal or
-                 lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0) and \
-                self._reassociated(b):
+                 lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0 or
+                 not lookalikes.read_by_partners(B, A, m.b2a, b, y)) and folding.reassociated(self.B, self.fold_b, b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
             # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
             # after is not this one)
@@ -666,7 +642,8 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
-        rs = reshard.reduced_operand(m, self.views, b) if self.nparts > 1 else None
+        rs = reshard.reduced_operand(m, self.views, b, survivor=self.survivor) \
+            if self.nparts > 1 else None
         if rs is not None:  # shard2: the value lives in the partitioner's collective
             f.fate = "rewritten"
             self._set_after(f, rs)
@@ -706,10 +683,6 @@ class FateBuilder:
         fv = None if self.nparts > 1 else folded_views.folded_transpose(m, b)  # cpu4
         if fv is not None:
             return folded_views.fill(f, b, fv, m, self._set_after)
-        if barrier_plumbing.orphaned_element(B, b):  # cpu8: between remat regions
-            f.fate, f.reason = "removed", ("read only by the next remat region's tuple: the "
-                                           "tuple simplifier forwards past it (no users left)")
-            return f
         r = self._replacement(b)
         if b.opcode == "opt-barrier" and b.operands and m.b2a[b.operands[0]] >= 0:
             # the barrier expander forwards the barrier's operand to its users
@@ -791,4 +764,7 @@ class FateBuilder:
         duplicates.annotate(self.m, out)
         spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)
+        shared_bodies.mark(self.m, out)  # cpu6: loop bodies cloned per call site
+        layout_tuples.mark(self.m, out)  # cpu6: a loop's init tuple relaid out
+        dead_pairs.unused_arguments(self.B, self.live, out)  # cpu6: unread call arguments
         return out

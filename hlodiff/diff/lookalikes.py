@@ -71,6 +71,21 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int,
         # (mlp_deep on 8 H100s: broadcast.7 -> broadcast.35, op_name="broadcast.7", a copy
         # fusion made of it once the Shardy round trip merged relu's max.2 into it)
         return y
+    return y if read_by_partners(B, A, b2a, b, y, survivor) else -1
+
+
+def read_by_partners(B: View, A: View, b2a, b: Node, y: int,
+                     survivor: dict[int, int] | None = None) -> bool:
+    """False when every (value) user of ``b`` has a partner and none of them reads ``y``,
+    a same-valued after constant, wherever it lives: then ``y`` does another job.
+
+    A top-level constant is no exception when ``b`` is consumed by constant folding: the
+    mean of a loss divides by N forward (algsimp makes ``x * (1/N)`` of it, a new
+    top-level constant) and multiplies the gradient by a broadcast ``1/N``, which algsimp
+    regroups with the gradient's ``2`` and folding evaluates. Every cpu8 dump of the
+    tuning sets shows it (e.g. fresh 6 diffusion_timestep_loss: ``constant.11 =
+    0.0125`` folded at dump 0015 into ``constant.57 = 0.025``; the after module's
+    ``constant.32 = 0.0125`` is read only by the forward ``.../div`` multiply)."""
     want: set[int] = set()
     for u in set().union(_value_users(B, b.idx), *(_value_users(B, c) for c in
                                                     _copies(survivor, b.idx))):
@@ -78,14 +93,9 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int,
             continue
         ya = b2a[u]
         if ya < 0:
-            return y  # a user without a partner: no evidence either way
+            return True  # a user without a partner: no evidence either way
         want.add(ya)
-    if not want:
-        return y
-    got = _value_users(A, y)
-    if got & want:
-        return y
-    return -1
+    return not want or bool(_value_users(A, y) & want)
 
 
 def _literal_under(v: View, n: Node) -> object:

@@ -101,11 +101,21 @@ def _noop_reduce(B: View, b: Node) -> bool:
     return all(d < len(dims) and dims[d] == 1 for d in b.inst.dimensions)
 
 
-def reduced_operand(m, views: dict[int, list[int]], b: Node, depth: int = 0) -> Node | None:
+def reduced_operand(m, views: dict[int, list[int]], b: Node, depth: int = 0,
+                    survivor: dict[int, int] | None = None) -> Node | None:
     """For an unpaired before node ``b`` that only re-views its input (a layout op, a
     reduce over size-1 dimensions), the after node holding that input's summed value when
     the partitioner reduced it with a collective (see the module docstring); through a
-    few such unpaired re-views."""
+    few such unpaired re-views.
+
+    An input CSE merged into an identical copy (``survivor``: node -> the copy CSE keeps)
+    has the copy's partial, but its own collective: CSE runs after the partitioner here,
+    and two all-reduces never merge (each has its own channel). Evidence, fresh 6
+    batchnorm_running_stats on 8 CPU devices, dump 0011: ``_var``'s ``reduce_sum.21`` and the
+    entry's ``reduce_sum.58`` are each ``reduce(%param.1)`` with an all-reduce of their own
+    (``all-reduce.1``, op_name ``.../jvp(jit(_var))/reduce_sum``, and ``all-reduce``); CSE
+    merges the reduces, and ``broadcast_in_dim.4 = reshape(reduce_sum.21)`` lives on in
+    ``all-reduce.1`` (reshape-mover, dump 0014)."""
     B, A = m.before, m.after
     if b.opcode in _RE_VIEWS and len(b.operands) == 1:
         o = B.nodes[b.operands[0]]
@@ -114,10 +124,12 @@ def reduced_operand(m, views: dict[int, list[int]], b: Node, depth: int = 0) -> 
     else:
         return None
     y = m.b2a[o.idx]
+    if y < 0 and survivor and survivor.get(o.idx, o.idx) != o.idx:
+        y = m.b2a[survivor[o.idx]]  # cpu8b: the merged copy's partial, its own collective
     if y < 0:
         if depth >= 4:
             return None
-        r = reduced_operand(m, views, o, depth + 1)
+        r = reduced_operand(m, views, o, depth + 1, survivor)
         return None if r is None else view_of(A, views, r, b)
     r = reduced_output(A, A.nodes[y], o.op_name)
     if r is None:

@@ -104,6 +104,9 @@ class View:
         # control node inside an inlined call -> (op_name prefix, call-site frames): the
         # call inliner gives the bodies it calls the call's op_name and frames too (cpu2)
         self.ctl_prefix: dict[int, tuple] = {}
+        # bodies instantiated once for several inlined copies of their control (and the
+        # bodies nested in them): which copy a node's partner is in is not known (cpu6)
+        self.shared: set[str] = set()
 
     # ---- helpers -------------------------------------------------------------------
     def dims_of(self, inst: Instruction) -> str:
@@ -318,6 +321,23 @@ def _instances(view: View, idx: int) -> int:
                if view.nodes[c].inst is n.inst and view.nodes[c].comp == n.comp)
 
 
+def _shared_prefix(view: View, idx: int) -> tuple:
+    """The op_name prefix and frames the copies of control node ``idx`` share. The call
+    inliner clones a control's bodies per inlined copy and gives each copy its call's
+    prefix; the one instance here stands for all of them. Where every copy gets the same
+    prefix (two ``jit(_gamma)`` calls of jax.random.beta, fresh 6 mixup_permutation: both
+    bodies' literals carry ``.../jit(_gamma)/vmap()/while/body/...`` after optimization),
+    it is every copy's; otherwise none (cpu6)."""
+    n = view.nodes[idx]
+    got = {view.ctl_prefix.get(c, (None, None)) for c in view.controls
+           if view.nodes[c].inst is n.inst and view.nodes[c].comp == n.comp}
+    pres = {p for p, _ in got}
+    if len(pres) != 1:
+        return None, None
+    srcs = {s for _, s in got}
+    return pres.pop(), (srcs.pop() if len(srcs) == 1 else None)
+
+
 def _finish(view: View) -> None:
     nodes = view.nodes
     resolve = view.resolve
@@ -428,9 +448,10 @@ def _build(view: View, expand_calls: bool) -> None:
                 seen.add(cname)
                 pre, psrc = view.ctl_prefix.get(idx, (None, None))
                 if pre is not None and _instances(view, idx) > 1:
-                    # several inlined copies of the control: the inliner cloned its
-                    # bodies per copy; the one instance here matches none of them
-                    pre, psrc = None, None
+                    pre, psrc = _shared_prefix(view, idx)  # cpu6
+                    view.shared.add(cname)
+                elif view.nodes[idx].ctx in view.shared:
+                    view.shared.add(cname)
                 sub = _instantiate(view, comp, prefix=pre, site=None, param_alias=None,
                                    home=-1, fusion=-1, expand_calls=expand_calls,
                                    site_src=psrc)

@@ -19,6 +19,8 @@ from .fusion_copies import BodyPrints, ProducerClones
 from .foldresults import folded_results
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
+from .tuplefwd import forwarded_element
+from .compsig import merged_key, same_computation
 from .cooperands import by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
@@ -302,6 +304,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
         ties: dict[str, list[str]] = {}
+        sigs: dict = {}
         # cpu5: a constant the folder made is not a rename of a look-alike it consumed
         fres = folded_results(ptop, ctop, removed, added) if kind == "folded" else set()
         for n in added:
@@ -314,7 +317,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 k = 0
                 if len(lst) > 1:  # identical candidates: prefer the one with a's metadata
                     # (the Shardy round trip merges identical constants: users mixed)
-                    k = _best_candidate(prev, a, lst, None if partitioning else cur, c2p)
+                    js = same_computation(prev.module, cur.module, a, lst, sigs) \
+                        if partitioning else range(len(lst))  # cpu8b (compsig.py)
+                    k = js[_best_candidate(prev, a, [lst[j] for j in js],
+                                           None if partitioning else cur, c2p)]
                     ties[n] = [x.name for x in lst]
                 r = lst.pop(k)
                 c2p[n] = r.name
@@ -357,6 +363,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 step.orphaned[n] = fus[0]
 
     twins: dict[tuple, str] | None = None
+    sigc: dict = {}
+    sigp: dict = {}
     loop_elems: dict[tuple, str | None] | None = None
     new_loops: dict[str, str] | None = None
     inits: dict[str, str] = {}
@@ -368,10 +376,11 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             # the Shardy round trip merges identical constants (and their broadcasts)
             if twins is None:
                 twins = {}
-                for c in ctop.values():
-                    twins.setdefault(_unsharded(_key(c)) +
+                for c in ctop.values():  # cpu8b: one survivor per computation (compsig.py)
+                    twins.setdefault(_unsharded(_key(c)) + merged_key(cur.module, c, sigc) +
                                      (tuple(cur_leaf(o) for o in c.operands),), c.name)
-            t = twins.get(_unsharded(_key(i)) + (tuple(prev.canon(o) for o in i.operands),))
+            t = twins.get(_unsharded(_key(i)) + merged_key(prev.module, i, sigp) +
+                          (tuple(prev.canon(o) for o in i.operands),))
             if t is not None:
                 rem.fate, rem.into = "merged", t
                 step.removed.append(rem)
@@ -389,6 +398,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                     loop_elems = rebuilt_elements(ptop, ctop, added)
                 rem.into = rebuilt_element(ptop, n, removed_set, loop_elems) or \
                     loop_element(ptop, ctop, n, new_loops, elem_cache)  # loops4
+                if rem.into is None and "tuple-simplifier" in snap.after_pass.lower():
+                    rem.into = forwarded_element(ptop, ctop, n, p2c)  # cpu8b (tuplefwd.py)
             users = prev.users.get(n)
             is_root = prev.roots.get(i.computation) == n
             if kind == "fused" or (kind == "inlined" and i.computation not in cur.roots):
