@@ -51,7 +51,7 @@ class FateBuilder:
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
-        gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
+        gone |= identities.removed_with_identities(self.B, self.nparts > 1)  # old2: x + 0, x * 1 ...
         self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4, cse4: sharded apart
             m, gone | self.recip | set(self.onednn), self.order) if gone else self.survivor,
             self.cse_first)

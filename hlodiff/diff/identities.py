@@ -24,7 +24,7 @@ def _literal(v: View, i: int) -> str | None:
     return None if lit is None else str(lit).strip()
 
 
-def _identity_use(v: View, u: int, i: int, lit: str) -> bool:
+def _identity_use(v: View, u: int, i: int, lit: str, spmd: bool = False) -> bool:
     n = v.nodes[u]
     if len(n.operands) != 2 or n.operands[0] == n.operands[1] or n.dims != v.nodes[i].dims:
         return False
@@ -37,16 +37,24 @@ def _identity_use(v: View, u: int, i: int, lit: str) -> bool:
         return lit in _ONE
     if n.opcode == "divide":
         return rhs and lit in _ONE
-    if n.opcode == "maximum":  # gpu8b: max(x, -inf) -> x (simclr_nt_xent on 8 H100s,
+    if n.opcode == "maximum" and spmd:  # gpu8b: max(x, -inf) -> x (simclr_nt_xent on 8 H100s,
         # dump 0005: log_softmax's max.2 = broadcast(-inf) rewritten into reduce_max.0)
         return lit == "-inf"
-    if n.opcode == "minimum":
+    if n.opcode == "minimum" and spmd:
         return lit in ("inf", "+inf")
     return False
 
 
-def removed_with_identities(v: View) -> set[int]:
-    """Broadcasts of a literal whose every user is an identity on it (see above)."""
+def removed_with_identities(v: View, spmd: bool = False) -> set[int]:
+    """Broadcasts of a literal whose every user is an identity on it (see above).
+
+    ``spmd`` (a partitioned module, gpu8b): also ``max(x, -inf)`` and ``min(x, inf)``, and
+    the literal under such a broadcast when nothing else reads it. The partitioner's
+    spmd-simplify algsimp removes them before the Shardy round trip, which drops what is
+    dead before it merges literals (clip_contrastive on 8 H100s, dumps 0006/0017). Not
+    elsewhere: XLA:CPU of JAX 0.4.30 keeps log_softmax's max with -inf, and its CSE merges
+    a literal whose reader algsimp removed before DCE deletes it (zoo old cnn_small
+    constant.55, cse_repeated constant.6: merged at cse)."""
     out: set[int] = set()
     for n in v.nodes:
         if n.alias >= 0 or n.opcode != "broadcast" or not n.users:
@@ -54,9 +62,9 @@ def removed_with_identities(v: View) -> set[int]:
         lit = _literal(v, n.idx)
         if lit is None:
             continue
-        if all(_identity_use(v, u, n.idx, lit) for u in n.users):
+        if all(_identity_use(v, u, n.idx, lit, spmd) for u in n.users):
             out.add(n.idx)
-    for i in list(out):  # gpu8b: the literal under it, when nothing else reads it
+    for i in list(out) if spmd else ():  # gpu8b: the literal under it, nothing else reading
         n = v.nodes[i]
         while n.operands and v.nodes[n.operands[0]].opcode in ("constant", "broadcast",
                                                                "reshape", "bitcast"):
