@@ -123,3 +123,28 @@ def test_broadcast_copy_named_after_an_instruction_without_metadata():
     assert (f.fate, f.after) == ("fused", "broadcast.35"), (f.fate, f.after, f.reason)
     f = r.fate_of("relu.1", "max.2")
     assert (f.fate, f.into) == ("merged", "broadcast.7"), (f.fate, f.reason)
+
+
+def test_copy_read_by_the_readers_of_what_was_merged_into_it():
+    # zoo vae_step on 8 H100s (fixtures/gpu_pass_pairs/vae_step): the Shardy round trip
+    # (dump 0011) merges broadcast.7 (read by gt.1, select_n.1) into relu's identical max.2;
+    # priority fusion (dump 0065) fuses max.2 into the kernel of broadcast.7's readers,
+    # loop_multiply_fusion (oracle). Before, that copy was taken for a look-alike (max.2's
+    # own reader, max.3, does not read it) and max.2 was called "simplified away".
+    d = D.parent / "vae_step"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    f = r.fate_of("relu.1", "max.2")
+    assert (f.fate, f.fusion) == ("fused", "loop_multiply_fusion"), (f.fate, f.fusion, f.reason)
+
+
+def test_elementwise_rebuilt_by_the_reshape_mover_is_rewritten():
+    # gpt_rope_adamw on 8 H100s: add_any.74 adds two values that reach it through
+    # reshapes; spmd-simplify's reshape mover (oracle: reshape-mover, dump 0007) rebuilds
+    # the add below them as a new instruction. Before, the engine said "removed" (moved
+    # across a reduce/broadcast by algsimp, the original dead).
+    before, after = _modules()
+    r = diff_modules(before, after)
+    f = r.fate_of("main.78", "add_any.74")
+    assert f.fate == "rewritten", (f.fate, f.reason)

@@ -51,7 +51,7 @@ class FateBuilder:
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
-        gone |= identities.removed_with_identities(self.B, self.A)  # old2: x + 0, x * 1 ...
+        gone |= identities.removed_with_identities(self.B, self.A, self.nparts > 1)  # old2: x + 0 ...
         self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4, cse4: sharded apart
             m, gone | self.recip | set(self.onednn), self.order) if gone else self.survivor,
             self.cse_first)
@@ -446,8 +446,8 @@ class FateBuilder:
             if y >= 0 and nf != "removed":
                 self._set_after(f, A.nodes[y])
             return f
-        if spmd_reshapes.operand_value(self, f, b):  # gpu8b: gone before partitioning
-            return f
+        if spmd_reshapes.operand_value(self, f, b) or spmd_reshapes.moved_fate(self, f, b):
+            return f  # gpu8b: gone or rebuilt before partitioning (spmd_reshapes.py)
         # GPU: CSE runs inside the first simplification round, beside constant folding,
         # and meets an identical literal before the folder takes its readers away
         cse_first = (self.gpu_cse or self.cse_first and b.opcode == "constant") and \
@@ -510,7 +510,7 @@ class FateBuilder:
         y = m.b2a[b.idx]
         y = -1 if y >= 0 and not self.live[b.idx] and dead_pairs.look_alike(B, b, A.nodes[y]) else y
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
-            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y)
+            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y, self.survivor)
         if y < 0 and self.nparts > 1 and self.live[b.idx] and onecell.folded_fate(self, f, b):
             return f  # cpu8b: a scalar broadcast to one element per device (onecell.py)
         # (oldjax) a same-valued partner that the partners of b's users do not read is a

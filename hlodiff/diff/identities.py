@@ -24,7 +24,7 @@ def _literal(v: View, i: int) -> str | None:
     return None if lit is None else str(lit).strip()
 
 
-def _identity_use(v: View, u: int, i: int, lit: str, minmax: bool = True) -> bool:
+def _identity_use(v: View, u: int, i: int, lit: str, spmd: bool = False) -> bool:
     n = v.nodes[u]
     if len(n.operands) != 2 or n.operands[0] == n.operands[1] or n.dims != v.nodes[i].dims:
         return False
@@ -37,12 +37,10 @@ def _identity_use(v: View, u: int, i: int, lit: str, minmax: bool = True) -> boo
         return lit in _ONE
     if n.opcode == "divide":
         return rhs and lit in _ONE
-    if not minmax and n.opcode in ("maximum", "minimum"):
-        return False
-    if n.opcode == "maximum":  # gpu8b: max(x, -inf) -> x (simclr_nt_xent on 8 H100s,
+    if n.opcode == "maximum" and spmd:  # gpu8b: max(x, -inf) -> x (simclr_nt_xent on 8 H100s,
         # dump 0005: log_softmax's max.2 = broadcast(-inf) rewritten into reduce_max.0)
         return lit == "-inf"
-    if n.opcode == "minimum":
+    if n.opcode == "minimum" and spmd:
         return lit in ("inf", "+inf")
     return False
 
@@ -61,10 +59,18 @@ def keeps_infinite_bounds(after: View) -> bool:
     return False
 
 
-def removed_with_identities(v: View, after: View | None = None) -> set[int]:
-    """Broadcasts of a literal whose every user is an identity on it (see above); with
-    ``after``, max/min with an infinite bound only where that module shows none kept."""
-    minmax = after is None or not keeps_infinite_bounds(after)
+def removed_with_identities(v: View, after: View | None = None, spmd: bool = False) -> set[int]:
+    """Broadcasts of a literal whose every user is an identity on it (see above).
+
+    ``spmd`` (a partitioned module, gpu8b): also ``max(x, -inf)`` and ``min(x, inf)``, and
+    the literal under such a broadcast when nothing else reads it. The partitioner's
+    spmd-simplify algsimp removes them before the Shardy round trip, which drops what is
+    dead before it merges literals (clip_contrastive on 8 H100s, dumps 0006/0017). Not
+    elsewhere: XLA:CPU of JAX 0.4.30 keeps log_softmax's max with -inf, and its CSE merges
+    a literal whose reader algsimp removed before DCE deletes it (zoo old cnn_small
+    constant.55, cse_repeated constant.6: merged at cse). Never where ``after``, the
+    module after optimization, still computes such a max or min (cpu6)."""
+    spmd = spmd and (after is None or not keeps_infinite_bounds(after))
     out: set[int] = set()
     for n in v.nodes:
         if n.alias >= 0 or n.opcode != "broadcast" or not n.users:
@@ -72,9 +78,9 @@ def removed_with_identities(v: View, after: View | None = None) -> set[int]:
         lit = _literal(v, n.idx)
         if lit is None:
             continue
-        if all(_identity_use(v, u, n.idx, lit, minmax) for u in n.users):
+        if all(_identity_use(v, u, n.idx, lit, spmd) for u in n.users):
             out.add(n.idx)
-    for i in list(out):  # gpu8b: the literal under it, when nothing else reads it
+    for i in list(out) if spmd else ():  # gpu8b: the literal under it, nothing else reading
         n = v.nodes[i]
         while n.operands and v.nodes[n.operands[0]].opcode in ("constant", "broadcast",
                                                                "reshape", "bitcast"):

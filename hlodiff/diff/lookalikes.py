@@ -36,9 +36,27 @@ def _value_users(v: View, start: int, limit: int = 64) -> set[int]:
     return out
 
 
-def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int) -> int:
+_MERGED: list = [None, {}]  # (survivor map, survivor -> the copies merged into it)
+
+
+def _copies(survivor: dict[int, int] | None, i: int) -> list[int]:
+    if not survivor:
+        return []
+    if _MERGED[0] is not survivor:
+        rev: dict[int, list[int]] = {}
+        for c, s in survivor.items():
+            rev.setdefault(s, []).append(c)
+        _MERGED[0], _MERGED[1] = survivor, rev
+    return _MERGED[1].get(i, [])
+
+
+def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int,
+                         survivor: dict[int, int] | None = None) -> int:
     """``y`` when it is plausibly b's partner, else -1 (a look-alike). For constants and
-    broadcasts of constants."""
+    broadcasts of constants. The readers of the copies merged into ``b`` (``survivor``:
+    copy -> the copy CSE keeps) read ``b`` once they are merged (gpu8b: vae_step on 8 H100s,
+    the Shardy round trip, dump 0011, merges broadcast.7 into relu's max.2; fusion copies
+    max.2 next to broadcast.7's readers)."""
     if y < 0 or not (b.opcode == "constant" or (
             b.opcode == "broadcast" and b.operands and
             B.nodes[b.operands[0]].opcode == "constant")):
@@ -53,10 +71,11 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int) -> int:
         # (mlp_deep on 8 H100s: broadcast.7 -> broadcast.35, op_name="broadcast.7", a copy
         # fusion made of it once the Shardy round trip merged relu's max.2 into it)
         return y
-    return y if read_by_partners(B, A, b2a, b, y) else -1
+    return y if read_by_partners(B, A, b2a, b, y, survivor) else -1
 
 
-def read_by_partners(B: View, A: View, b2a, b: Node, y: int) -> bool:
+def read_by_partners(B: View, A: View, b2a, b: Node, y: int,
+                     survivor: dict[int, int] | None = None) -> bool:
     """False when every (value) user of ``b`` has a partner and none of them reads ``y``,
     a same-valued after constant, wherever it lives: then ``y`` does another job.
 
@@ -68,7 +87,8 @@ def read_by_partners(B: View, A: View, b2a, b: Node, y: int) -> bool:
     0.0125`` folded at dump 0015 into ``constant.57 = 0.025``; the after module's
     ``constant.32 = 0.0125`` is read only by the forward ``.../div`` multiply)."""
     want: set[int] = set()
-    for u in _value_users(B, b.idx):
+    for u in set().union(_value_users(B, b.idx), *(_value_users(B, c) for c in
+                                                    _copies(survivor, b.idx))):
         if B.nodes[u].opcode in _CARRY:
             continue
         ya = b2a[u]

@@ -49,11 +49,25 @@ def removed_early(B: View) -> frozenset[int]:
     module text). Cached per view."""
     got = _CACHE.get(B)
     if got is None:
-        got = _CACHE[B] = frozenset(_simulate(B))
+        gone, sunk = _simulate(B)
+        got = _CACHE[B] = frozenset(gone)
+        _SUNK[B] = frozenset(sunk)
     return got
 
 
-def _simulate(B: View) -> set[int]:
+def moved_by_reshape_mover(B: View) -> frozenset[int]:
+    """Elementwise nodes the reshape mover rebuilds below their operands' reshapes in
+    ``spmd-simplify`` (gpt_rope_adamw dump 0007: ``add_any.70 = add(reshape.275,
+    reshape.276)``, algsimp's reshapes of two unit-dimension reduces, becomes
+    ``add_any.1`` on the reduces' operands and one reshape)."""
+    removed_early(B)
+    return _SUNK[B]
+
+
+_SUNK: "weakref.WeakKeyDictionary[View, frozenset[int]]" = weakref.WeakKeyDictionary()
+
+
+def _simulate(B: View) -> tuple[set[int], set[int]]:
     nodes = B.nodes
     trivial = bytearray(len(nodes))
     for n in nodes:
@@ -67,13 +81,14 @@ def _simulate(B: View) -> set[int]:
     src: dict[int, tuple[int, ...]] = {}
     real: set[int] = set()
     for n in nodes:
-        if n.alias < 0 and n.opcode == "reshape" and n.operands and \
+        if n.alias < 0 and (n.opcode == "reshape" or _unit_reduce(B, n)) and n.operands and \
                 not n.inst.shape.is_tuple and not trivial[n.operands[0]] and \
                 nodes[n.operands[0]].opcode != "iota":  # algsimp makes reshape(iota) an iota
             src[n.idx] = _shape(nodes[n.operands[0]])
             real.add(n.idx)
     gone: set[int] = {n.idx for n in nodes if n.alias < 0 and n.opcode == "reshape"
                       and not n.users and n.operands}
+    sunk: set[int] = set()
     for _ in range(8):
         cand: dict[int, tuple[int, ...]] = {}
         for n in nodes:
@@ -109,6 +124,7 @@ def _simulate(B: View) -> set[int]:
                 if o in real:
                     gone.add(o)  # replaced by the reshape below its readers
             src[i] = s
+            sunk.add(i)
         # algsimp: a reshape of a sunk reshape is one reshape; the identity when the shapes
         # agree
         for n in nodes:
@@ -116,7 +132,16 @@ def _simulate(B: View) -> set[int]:
                 gone.add(n.idx)
                 if src[n.operands[0]] != _shape(n):
                     src[n.idx] = src[n.operands[0]]
-    return gone
+    return gone, sunk
+
+
+def _unit_reduce(B: View, n: Node) -> bool:
+    """A reduce over dimensions of size 1: algsimp's first round makes it a reshape."""
+    if n.opcode != "reduce" or len(n.raw_operands) != 2 or n.inst.shape.is_tuple:
+        return False
+    o = B.nodes[n.raw_operands[0]]
+    return not o.inst.shape.is_tuple and \
+        o.inst.shape.num_elements == n.inst.shape.num_elements
 
 
 def operand_value(fb, f, b: Node) -> bool:
@@ -169,3 +194,21 @@ def _read_by_reshapes(B: View, b: Node) -> bool:
             elif n.opcode != "reshape":
                 return False
     return not todo
+
+
+def moved_fate(fb, f, b: Node) -> bool:
+    """An elementwise instruction of a partitioned GPU program that the reshape mover
+    rebuilds below its operands' reshapes (:func:`moved_by_reshape_mover`): "rewritten",
+    named where its partner lives. Not for copies of inlined calls (the oracle follows the
+    inlined copy)."""
+    if not (fb.gpu_cse and fb.nparts > 1) or b.site is not None or \
+            b.idx not in moved_by_reshape_mover(fb.B):
+        return False
+    f.fate = "rewritten"
+    y = fb.m.b2a[b.idx]
+    if y >= 0:
+        fb._set_after(f, fb.A.nodes[y])
+    f.reason = (f"{b.opcode} rebuilt by the reshape mover below the reshapes of its operands "
+                "(partitioner's spmd-simplify)" + (f"; now {f.after}" if f.after else "")
+                + (f" in {f.fusion}" if f.fusion else ""))
+    return True
