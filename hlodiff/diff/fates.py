@@ -168,8 +168,7 @@ class FateBuilder:
     def _reassociated(self, b: Node) -> bool:
         """b is a constant operand of a chain ``(x op c1) op c2`` (op: multiply or add):
         algsimp regroups it as ``x op (c1 op c2)`` and constant folding evaluates the
-        constant part, consuming both literals. (Values computed from iotas are not constants
-        to the folder: fresh 6 diffusion_timestep_loss ``(float(iota) * c1) / 8``.)"""
+        constant part, consuming both literals (iota values are no constants to the folder)."""
         B, cv = self.B, self.fold_b
         if not cv[b.idx]:
             return False
@@ -673,8 +672,7 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
-        rs = reshard.reduced_operand(m, self.views, b, survivor=self.survivor) \
-            if self.nparts > 1 else None
+        rs = reshard.reduced_operand(m, self.views, b, 0, self.survivor) if self.nparts > 1 else None
         if rs is not None:  # shard2: the value lives in the partitioner's collective
             f.fate = "rewritten"
             self._set_after(f, rs)
