@@ -548,7 +548,7 @@ class FateBuilder:
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal or
                  lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0 or
-                 not lookalikes.read_by_partners(B, A, m.b2a, b, y)) and self._reassociated(b):
+                 lookalikes.top_level_lookalike(B, A, m.b2a, b, y)) and self._reassociated(b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
             # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
             # after is not this one)
