@@ -131,3 +131,16 @@ def test_argument_no_callee_reads_goes_with_the_call_inliner():
     after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
     f = diff_modules(before, after).fate_of("main.12", "constant.23")
     assert f.fate == "inlined" and "call inliner" in f.reason, f
+
+
+def test_old_xla_keeps_max_with_minus_inf():
+    """zoo cse_repeated, JAX 0.4.30 (fixtures/cpu6/old): that XLA's algsimp leaves
+    ``max(x, -inf)`` alone (the final module fuses ``maximum(param_1.4, broadcast.7)`` of
+    ``constant(-inf)``), so the before module's ``-inf`` literal ``constant.6`` is not
+    removed with an identity: CSE merges it (the oracle, from the pass dumps)."""
+    d = CPU6.parent / "old" / "cse_repeated"
+    snaps = find_pass_dumps(d, "jit_cse_repeated")
+    before = hlodiff.load(find_before_file(snaps))
+    assert trace(snaps, before).info("constant.6").fate == "merged"
+    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    assert diff_modules(before, after).fate_of("main.63", "constant.6").fate == "merged"

@@ -428,6 +428,13 @@ def _wait_for_cpu(p: subprocess.Popen, seconds: float) -> None:
         time.sleep(0.05)
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT back to its default. A shell's background job (and some test
+    runners' workers) start with SIGINT ignored, which the child would inherit; Python then
+    installs no KeyboardInterrupt handler and, rightly, ignores the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_exits_cleanly_without_temp_files(tmp_path, long_module, sig, code):
@@ -435,7 +442,8 @@ def test_interrupt_exits_cleanly_without_temp_files(tmp_path, long_module, sig, 
     env.update(HOME=str(tmp_path), HLODIFF_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
     p = subprocess.Popen([sys.executable, "-m", "hlodiff", str(long_module), str(long_module),
                           "-o", str(tmp_path / "out.txt")],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+                         preexec_fn=_default_sigint)
     _wait_for_cpu(p, 1.5)  # imports done, parsing (CPU time, not wall time: a loaded CI)
     p.send_signal(sig)
     out, err = p.communicate(timeout=60)

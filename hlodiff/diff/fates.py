@@ -5,9 +5,8 @@ from __future__ import annotations
 from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  # noqa: F401
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
-from . import cudnn_fused, inplace, loop_pairs, onecell  # cpu2; loops4; cpu8b
-from . import library_results, splitk, spmd_reshapes  # gpu8n; h100; gpu8b
-from . import folded_views, normalization, sunk_broadcasts  # cpu4
+from . import cudnn_fused, folded_views, inplace, loop_pairs, normalization, onecell  # various
+from . import library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n; h100; gpu8b; cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import dead_pairs, layout_tuples, shared_bodies  # cpu6
@@ -52,7 +51,7 @@ class FateBuilder:
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
-        gone |= identities.removed_with_identities(self.B)  # old2: x + 0, x * 1 ...
+        gone |= identities.removed_with_identities(self.B, self.A)  # old2: x + 0, x * 1 ...
         self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4, cse4: sharded apart
             m, gone | self.recip | set(self.onednn), self.order) if gone else self.survivor,
             self.cse_first)
@@ -164,35 +163,6 @@ class FateBuilder:
         out = {i: changed[nodes[i].ctx] for i in dep if nodes[i].opcode != "parameter"}
         out.update(inits)
         return out
-
-    def _reassociated(self, b: Node) -> bool:
-        """b is a constant operand of a chain ``(x op c1) op c2`` (op: multiply or add):
-        algsimp regroups it as ``x op (c1 op c2)`` and constant folding evaluates the
-        constant part, consuming both literals (iota values are no constants to the folder)."""
-        B, cv = self.B, self.fold_b
-        if not cv[b.idx]:
-            return False
-        srcs = [b.idx] + [u for u in b.users if B.nodes[u].opcode == "broadcast"]
-        op = folding.scaling_op  # gpu2: x / c is x * (1/c) to algsimp
-        for u in (u for x in srcs for u in B.nodes[x].users):
-            un = B.nodes[u]
-            if folding.minuend_regrouped(B, cv, srcs, un):  # loops4: (c1 - x) - c2
-                return True
-            k = op(B, cv, un)
-            if k not in ("multiply", "add") or len(un.operands) != 2 or \
-                    (un.opcode == "divide" and un.operands[1] in srcs):
-                continue  # (a constant divisor becomes its reciprocal first: rewritten)
-            other = un.operands[1] if un.operands[0] in srcs else un.operands[0]
-            on = B.nodes[other]
-            if cv[other]:
-                continue
-            if op(B, cv, on) == k and any(cv[o] for o in on.operands):
-                return True  # (x op c1) op b
-            for w in un.users:
-                wn = B.nodes[w]
-                if op(B, cv, wn) == k and any(cv[o] and o != u for o in wn.operands):
-                    return True  # (x op b) op c2
-        return False
 
     def _sharded_tuple(self, b: Node, a: Node) -> bool:
         """A tuple of a partitioned program whose elements are the same or shards of the
@@ -548,7 +518,7 @@ class FateBuilder:
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal or
                  lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0 or
-                 lookalikes.top_level_lookalike(B, A, m.b2a, b, y)) and self._reassociated(b):
+                 lookalikes.top_level_lookalike(B, A, m.b2a, b, y)) and folding.reassociated(self.B, self.fold_b, b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
             # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
             # after is not this one)

@@ -10,7 +10,7 @@ now is a literal. A look-alike literal elsewhere after optimization is not it.
 from __future__ import annotations
 
 from .value_facts import NOT_FOLDED
-from .view import View
+from .view import Node, View
 
 # rewritten by expander passes (scatter expanders build loops) before the folder runs
 _EXPANDED = {"scatter", "sort", "select-and-scatter"}
@@ -146,4 +146,34 @@ def minuend_regrouped(B: View, cv: bytearray, srcs: list[int], un) -> bool:
                 (wn.opcode == "add" or wn.operands[0] == un.idx) and \
                 any(cv[o] for o in wn.operands if o != un.idx):
             return True
+    return False
+
+
+def reassociated(B: View, cv: bytearray, b: Node) -> bool:
+    """b is a constant operand of a chain ``(x op c1) op c2`` (op: multiply or add):
+    algsimp regroups it as ``x op (c1 op c2)`` and constant folding evaluates the
+    constant part, consuming both literals. (Values computed from iotas are not constants
+    to the folder: fresh 6 diffusion_timestep_loss ``(float(iota) * c1) / 8``.)"""
+    if not cv[b.idx]:
+        return False
+    srcs = [b.idx] + [u for u in b.users if B.nodes[u].opcode == "broadcast"]
+    op = scaling_op  # gpu2: x / c is x * (1/c) to algsimp
+    for u in (u for x in srcs for u in B.nodes[x].users):
+        un = B.nodes[u]
+        if minuend_regrouped(B, cv, srcs, un):  # loops4: (c1 - x) - c2
+            return True
+        k = op(B, cv, un)
+        if k not in ("multiply", "add") or len(un.operands) != 2 or \
+                (un.opcode == "divide" and un.operands[1] in srcs):
+            continue  # (a constant divisor becomes its reciprocal first: rewritten)
+        other = un.operands[1] if un.operands[0] in srcs else un.operands[0]
+        on = B.nodes[other]
+        if cv[other]:
+            continue
+        if op(B, cv, on) == k and any(cv[o] for o in on.operands):
+            return True  # (x op c1) op b
+        for w in un.users:
+            wn = B.nodes[w]
+            if op(B, cv, wn) == k and any(cv[o] and o != u for o in wn.operands):
+                return True  # (x op b) op c2
     return False

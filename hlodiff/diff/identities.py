@@ -24,7 +24,7 @@ def _literal(v: View, i: int) -> str | None:
     return None if lit is None else str(lit).strip()
 
 
-def _identity_use(v: View, u: int, i: int, lit: str) -> bool:
+def _identity_use(v: View, u: int, i: int, lit: str, minmax: bool = True) -> bool:
     n = v.nodes[u]
     if len(n.operands) != 2 or n.operands[0] == n.operands[1] or n.dims != v.nodes[i].dims:
         return False
@@ -37,6 +37,8 @@ def _identity_use(v: View, u: int, i: int, lit: str) -> bool:
         return lit in _ONE
     if n.opcode == "divide":
         return rhs and lit in _ONE
+    if not minmax and n.opcode in ("maximum", "minimum"):
+        return False
     if n.opcode == "maximum":  # gpu8b: max(x, -inf) -> x (simclr_nt_xent on 8 H100s,
         # dump 0005: log_softmax's max.2 = broadcast(-inf) rewritten into reduce_max.0)
         return lit == "-inf"
@@ -45,8 +47,24 @@ def _identity_use(v: View, u: int, i: int, lit: str) -> bool:
     return False
 
 
-def removed_with_identities(v: View) -> set[int]:
-    """Broadcasts of a literal whose every user is an identity on it (see above)."""
+def keeps_infinite_bounds(after: View) -> bool:
+    """The compiler's algsimp leaves ``max(x, -inf)`` / ``min(x, inf)`` alone: the module
+    after optimization still computes one (cpu6). XLA of JAX 0.4.30 does: zoo/old
+    cse_repeated's ``maximum.0 = maximum(param_1.4, broadcast.7)``, ``broadcast.7`` of
+    ``constant.0 = -inf``, fused; the pass dumps there merge the before ``-inf`` constants
+    by CSE (they were "fused" once the identity rule took them for removed)."""
+    for a in after.nodes:
+        if a.opcode in ("maximum", "minimum") and len(a.operands) == 2:
+            want = ("-inf",) if a.opcode == "maximum" else ("inf", "+inf")
+            if any(_literal(after, o) in want for o in a.operands):
+                return True
+    return False
+
+
+def removed_with_identities(v: View, after: View | None = None) -> set[int]:
+    """Broadcasts of a literal whose every user is an identity on it (see above); with
+    ``after``, max/min with an infinite bound only where that module shows none kept."""
+    minmax = after is None or not keeps_infinite_bounds(after)
     out: set[int] = set()
     for n in v.nodes:
         if n.alias >= 0 or n.opcode != "broadcast" or not n.users:
@@ -54,7 +72,7 @@ def removed_with_identities(v: View) -> set[int]:
         lit = _literal(v, n.idx)
         if lit is None:
             continue
-        if all(_identity_use(v, u, n.idx, lit) for u in n.users):
+        if all(_identity_use(v, u, n.idx, lit, minmax) for u in n.users):
             out.add(n.idx)
     for i in list(out):  # gpu8b: the literal under it, when nothing else reads it
         n = v.nodes[i]
