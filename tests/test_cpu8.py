@@ -264,3 +264,15 @@ def test_reshape_of_a_merged_partial_reduce_lives_in_its_own_all_reduce():
     rec = diff_modules(before, after).fate_of("_var.5", "broadcast_in_dim.4")
     a = after.entry_computation[rec.after]
     assert a.opcode == "all-reduce" and a.metadata.op_name.endswith("jvp(jit(_var))/reduce_sum"), a
+
+
+def test_fused_copy_carrying_the_constants_name_is_no_lookalike():
+    """H100 mlp_mixer (fixtures/cpu8/gpu_mlp_mixer): ``constant.35`` sits in a chain the
+    regrouping rule matches, and its same-valued copy ``constant_35_5`` lives in a fusion
+    and carries its name. The top-level look-alike check (the forward 1/N) must not
+    override that: the pass dumps have it fused (priority-fusion), not folded."""
+    d = D / "gpu_mlp_mixer"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    rec = diff_modules(before, after).fate_of(before.entry_computation.name, "constant.35")
+    assert rec.fate == "fused" and rec.after == "constant_35_5", rec

@@ -518,7 +518,7 @@ class FateBuilder:
         if b.opcode == "constant" and self.live[b.idx] and \
                 (y < 0 or A.nodes[y].inst.literal != b.inst.literal or
                  lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y) < 0 or
-                 not lookalikes.read_by_partners(B, A, m.b2a, b, y)) and folding.reassociated(self.B, self.fold_b, b):
+                 lookalikes.top_level_lookalike(B, A, m.b2a, b, y)) and folding.reassociated(self.B, self.fold_b, b):
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
             # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
             # after is not this one)
@@ -642,8 +642,7 @@ class FateBuilder:
             f.after = self._new_constant(b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
-        rs = reshard.reduced_operand(m, self.views, b, survivor=self.survivor) \
-            if self.nparts > 1 else None
+        rs = reshard.reduced_operand(m, self.views, b, 0, self.survivor) if self.nparts > 1 else None
         if rs is not None:  # shard2: the value lives in the partitioner's collective
             f.fate = "rewritten"
             self._set_after(f, rs)

@@ -74,10 +74,17 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int,
     return y if read_by_partners(B, A, b2a, b, y, survivor) else -1
 
 
+def top_level_lookalike(B: View, A: View, b2a, b: Node, y: int) -> bool:
+    """``y`` is a top-level after constant that :func:`read_by_partners` rejects (a copy in
+    a fusion is judged by :func:`partner_or_lookalike`, which trusts copies carrying b's
+    name: H100 mlp_mixer ``constant_35_5``)."""
+    return y >= 0 and A.nodes[y].fusion < 0 and not read_by_partners(B, A, b2a, b, y)
+
+
 def read_by_partners(B: View, A: View, b2a, b: Node, y: int,
                      survivor: dict[int, int] | None = None) -> bool:
     """False when every (value) user of ``b`` has a partner and none of them reads ``y``,
-    a same-valued after constant, wherever it lives: then ``y`` does another job.
+    a same-valued after constant: then ``y`` does another job.
 
     A top-level constant is no exception when ``b`` is consumed by constant folding: the
     mean of a loss divides by N forward (algsimp makes ``x * (1/N)`` of it, a new
