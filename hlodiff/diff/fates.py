@@ -9,7 +9,7 @@ from . import cudnn_fused, folded_views, inplace, loop_pairs, normalization, one
 from . import library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n; h100; gpu8b; cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
-from . import dead_pairs, layout_tuples, shared_bodies  # cpu6
+from . import dead_pairs, flattened, layout_tuples, shared_bodies  # cpu6; flattened
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -31,6 +31,7 @@ class FateBuilder:
         self.fold_b = constant_valued(self.B, iota=False)
         self.cv_a = constant_valued(self.A)
         self.live = live_nodes(self.B)
+        self.flat_dead = flattened.dead_originals(self.B.module, self.B.nodes, self.live)
         self.cse_first = cse_before_simplification(self.A.module)  # (cse4: used below)
         self.recip, self.shared_div = spmd_cse.shared_divisors(  # cse4: CSE met them first
             m, rebuilt_reciprocals(m), self.cse_first)  # divisors algsimp made reciprocals
@@ -333,7 +334,8 @@ class FateBuilder:
             self._set_after(f, A.nodes[m.b2a[b.idx]])
             return f
         if self.untraced[b.idx] and b.opcode not in ("parameter", "call") and \
-                (self.live[b.idx] or b.opcode != "get-tuple-element"):
+                (self.live[b.idx] or b.opcode != "get-tuple-element") and \
+                not flattened.dead_original(self.flat_dead, b):
             f.fate = "inlined"
             f.reason = f"inlined from {b.comp} at call {b.site}; rebuilt on the inlined call's inputs"
             y = m.b2a[b.idx]
