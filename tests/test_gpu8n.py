@@ -1,7 +1,8 @@
 """Twins and kernel clones on 8 H100s (gpu8n helper): the post-order walk behind subgraph
 fingerprints, the entry parameters a value is computed from (hlodiff/diff/param_deps.py)
-and kernels priority fusion clones into a consumer (hlodiff/dumps/fusion_copies.py).
-Fixtures: fixtures/gpu_pass_pairs/{gpt_rope_adamw,mlp_mixer,remat_nothing}, copied by
+and kernels priority fusion clones into a consumer (hlodiff/dumps/fused_bodies.py).
+Fixtures: fixtures/gpu_pass_pairs/{gpt_rope_adamw,mlp_mixer,remat_nothing,transformer_layer},
+copied by
 fixtures/select_pass_pairs.py from deviceless jax 0.10.2 dumps."""
 
 from __future__ import annotations
@@ -96,6 +97,23 @@ def test_a_kernel_cloned_into_a_consumer_holds_its_values_too():
     t = trace(snaps, hlodiff.load(snaps[0].path))
     assert "fusion.186" in t.destinations("triton_softmax.5")
     assert sorted(t.destinations("integer_pow.32.0")) == ["fusion.186", "fusion.39"]
+
+
+def test_a_consumer_fused_with_a_copy_of_its_producers_body_is_found_there():
+    # zoo transformer_layer, 1 H100: dump 0069 holds mul.77.0 = multiply(triton_softmax.4,
+    # bitcast.143.0); priority fusion (0070) fuses the softmax (x - mean(x)) into each of its
+    # consumers and removes it: fusion.71 holds mul.77.9, reading sub.192, its copy of the
+    # softmax's body (over param_0.208, the bitcast gemm_fusion_dot.5). Identical copies of
+    # the body's first instructions in other removed kernels used to break the chain of
+    # per-kernel tokens ("fused", kernel unknown); the body prints of fused_bodies.py follow
+    # the copy through them.
+    snaps = find_pass_dumps(D / "transformer_layer", "jit_transformer_layer")
+    assert [s.index for s in snaps] == [69, 70]
+    text = snaps[1].path.read_text()
+    assert "%mul.77.9 = f32[2,16,32]{2,1,0} multiply(%sub.192, %bitcast.143.16)" in text
+    assert "%triton_softmax.4 = " not in text
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    assert t.destinations("mul.77.0") == ["fusion.71"]
 
 
 def test_convolutions_name_the_element_of_their_cudnn_call_that_holds_them():

@@ -14,8 +14,7 @@ from .partitioning import clone_renames as _clone_renames, unsharded_key as _uns
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
-from .fusedcopies import BodyIndex
-from .fusion_copies import BodyPrints, ProducerClones
+from .fused_bodies import FusedBodies
 from .foldresults import folded_results
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
@@ -622,8 +621,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
     prev.index()
     by_key, by_loose = prev.by_key, prev.by_loose
     assert by_key is not None and by_loose is not None
-    bodies = BodyIndex(prev, removed, _key)  # h100: fusions copied whole (fusedcopies.py)
-    clones: ProducerClones | None = None
+    bodies = FusedBodies(prev, removed, _key)  # kernels copied into others (fused_bodies.py)
 
     def inner_op(o: str, inner: dict, body) -> object:
         if o in inner:
@@ -642,8 +640,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             if ob is not None and len(ob.instructions) == len(body.instructions):
                 continue  # unchanged fusion
         inner: dict[str, str] = {}
-        clones = clones or ProducerClones(pmod, prev.top, _key)
-        prints = BodyPrints(clones)  # gpu8n: clones of surviving kernels (fusion_copies.py)
+        prints = bodies.walk()
         for x in body.instructions:
             if x.opcode == "parameter":
                 n = x.parameter_number
@@ -653,7 +650,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
                     prints.param(x.name, inner[x.name])
                 continue
             ops = tuple(inner_op(o, inner, body) for o in x.operands)
-            twin = prints.look(x)
+            prints.look(x)
             match = None
             for c in by_key.get(_key(x), ()):
                 if prev.norm_operands(c) == ops:
@@ -662,14 +659,16 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
                         match = c  # identical ones in two computations: f's own
                     if c.computation == f.computation:
                         break
-            if match is None and twin is not None and twin not in removed:
-                match = prev.top[twin]
             if match is None:
-                hit = bodies.find(x, ops)
-                if hit is not None:  # a copy of a fused producer's body (fusedcopies.py)
+                twin = prints.kept_clone(x)
+                match = prev.top[twin] if twin is not None else None
+            if match is None:
+                hit = prints.body_copy(x)
+                if hit is not None:  # a copy of a removed producer's body
                     producer, token, is_root = hit
                     inner[x.name] = producer if is_root else token
                     if is_root:
+                        prints.matched(x, producer)
                         if producer in removed:
                             fused_into.setdefault(producer, f.name)
                         lst = copies.setdefault(producer, [])
