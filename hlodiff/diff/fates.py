@@ -67,7 +67,7 @@ class FateBuilder:
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
-        self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live)
+        self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live, m.after.module)
         self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
         self.late_views: set[int] = set()  # became a view after layout assignment
         self._named: tuple | None = None  # cpu5

@@ -23,6 +23,81 @@ def _ints(text: str | None) -> tuple[int, ...] | None:
         return None
 
 
+# XLA's ReduceWindowRewriter (CPU and GPU pipelines, base_length 16) runs before the
+# simplification pipeline's constant folder.
+SCAN_BASE = 16
+
+
+def _window(text: str | None) -> list[dict[str, str]] | None:
+    """``size=1x20 pad=0_0x19_0`` as one dict of fields per dimension."""
+    dims: list[dict[str, str]] = []
+    for field in (text or "").strip("{} ").split():
+        k, _, val = field.partition("=")
+        parts = val.split("x")
+        if dims and len(parts) != len(dims):
+            return None
+        dims = dims or [{} for _ in parts]
+        for d, part in zip(dims, parts):
+            d[k] = part
+    return dims or None
+
+
+def _scan_dim(inst, dims_of_operand: tuple[int, ...]) -> int | None:
+    """The dimension a reduce-window scans (a cumulative sum, product, max...): one window
+    dimension spans the operand's whole dimension with padding on one side only, stride 1,
+    no dilation; every other is trivial. None for any other window."""
+    win = _window(inst.attrs.get("window"))
+    if not win or len(win) != len(dims_of_operand):
+        return None
+    scan = None
+    for k, (d, n) in enumerate(zip(win, dims_of_operand)):
+        if any(d.get(f, "1") != "1" for f in ("stride", "lhs_dilate", "rhs_dilate")) or \
+                d.get("rhs_reversal", "0") != "0":
+            return None
+        if d.get("size", "1") == "1" and d.get("pad", "0_0") == "0_0":
+            continue
+        lo, _, hi = d.get("pad", "0_0").partition("_")
+        if scan is not None or d.get("size") != str(n) or \
+                not ((lo in (str(n - 1), str(n)) and hi == "0") or
+                     (hi in (str(n - 1), str(n)) and lo == "0")):
+            return None
+        scan = k
+    return scan
+
+
+def rewritten_scan(v: View, n) -> bool:
+    """``n`` is a scan (``jnp.cumsum`` and kin lower to one) longer than the rewriter's base
+    length: ReduceWindowRewriter turns it into pad, reshape and two short scans before the
+    folder runs, and the folder leaves ``pad(broadcast(c), c')`` alone, so a scan of a
+    constant is never evaluated. fresh7 multi_key_sort (jax 0.10.2, CPU): ``cumsum`` of
+    ``broadcast(1)``, s32[8,20]: dump 0007 (reduce-window-rewriter) pads it to 32 and scans
+    tiles of 16; the broadcast is fused at dump 0021 and is in the optimized module."""
+    if n.opcode != "reduce-window" or not n.operands:
+        return False
+    shape = v.nodes[n.operands[0]].inst.shape
+    dims = tuple(shape.dims) if shape is not None else ()
+    if not dims:
+        return False
+    k = _scan_dim(n.inst, dims)
+    return k is not None and dims[k] > SCAN_BASE
+
+
+def scan_rewriter_ran(after) -> bool:
+    """The optimized module holds a scan tile of the rewriter (a window of SCAN_BASE
+    elements padded SCAN_BASE - 1 on one side): this XLA has the pass (JAX 0.4.30's CPU
+    pipeline has none, and its folder evaluates such a scan)."""
+    tile = str(SCAN_BASE)
+    for c in after.computations:
+        for i in c.instructions:
+            if i.opcode != "reduce-window":
+                continue
+            for d in _window(i.attrs.get("window")) or ():
+                lo, _, hi = d.get("pad", "0_0").partition("_")
+                if d.get("size") == tile and str(SCAN_BASE - 1) in (lo, hi):
+                    return True
+    return False
+
+
 def expanded_first(v: View, n) -> bool:
     """``n`` is rewritten by an expander pass before constant folding can evaluate it.
 
@@ -54,16 +129,19 @@ def expanded_first(v: View, n) -> bool:
     return trips == 1 or tuple(sizes) == tuple(op_shape.dims)
 
 
-def consumed_by_folding(v: View, fold: bytearray, live: bytearray) -> bytearray:
+def consumed_by_folding(v: View, fold: bytearray, live: bytearray,
+                        after=None) -> bytearray:
     """1 for constant-valued leaves (constants, their broadcasts/reshapes: what the folder
     leaves alone) whose every live user is evaluated by constant folding, directly or
-    through other such leaves."""
+    through other such leaves. ``after``: the optimized module (whether long scans were
+    rewritten before the folder ran)."""
     nodes = v.nodes
     out = bytearray(len(nodes))
     folds = bytearray(len(nodes))  # 1: the folder evaluates this node itself
+    scans = after is not None and scan_rewriter_ran(after)
     for n in nodes:
         if n.alias < 0 and fold[n.idx] and n.opcode not in NOT_FOLDED and \
-                not expanded_first(v, n):
+                not expanded_first(v, n) and not (scans and rewritten_scan(v, n)):
             folds[n.idx] = 1
     for n in reversed(nodes):  # users before operands
         i = n.idx
