@@ -25,6 +25,7 @@ from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_t
 from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state, param_reads, splitk
 from .cse_pairs import pair_survivors
+from .dot_dims import settle_twin_dots
 from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .init_elements import pair_init_elements  # old5
 from .loop_constants import pair_body_constants  # old5
@@ -277,22 +278,28 @@ def _agree(m: Matching, b: Node, a: Node) -> int:
     return sum(1 for x in b.operands if b2a[x] >= 0 and b2a[x] in ao)
 
 
-def _score(m: Matching, b: Node, a: Node) -> int:
+def _score(m: Matching, b: Node, a: Node, key=None) -> int:
+    """How well the after node ``a`` fits the before node ``b`` by their paired neighbours:
+    2 per operand paired with ``a``'s operand at the same position (1 elsewhere), 2 per
+    user paired with a user of ``a``, 1 for the same source line. ``key`` maps an after
+    node to what counts as the same value (default: itself)."""
     b2a = m.b2a
     s = 0
-    ao = a.operands
+    ao = a.operands if key is None else [key(o) for o in a.operands]
     for i, x in enumerate(b.operands):
         y = b2a[x]
         if y >= 0:
+            if key is not None:
+                y = key(y)
             if i < len(ao) and ao[i] == y:
                 s += 2
             elif y in ao:
                 s += 1
     if b.users:
-        au = set(a.users)
+        au = set(a.users) if key is None else {key(u) for u in a.users}
         for x in b.users:
             y = b2a[x]
-            if y >= 0 and y in au:
+            if y >= 0 and (y if key is None else key(y)) in au:
                 s += 2
     if b.src == a.src and b.src is not None:
         s += 1
@@ -456,6 +463,8 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
                 ties.append(y)
         if sharded:  # gpu8n: the twin reading b's own values (measured on sharded only)
             ties = exact_twin(m, b.idx, best, ties, cands[:_SCAN_CAP])
+        if b.opcode == "dot":  # gpu8: dQ and dK read one value (dot_dims.py)
+            best, ties = settle_twin_dots(m, b, cands[:_SCAN_CAP], best, ties, _score)
         if len(ties) > 1:  # twins (repeated layers): their neighbourhoods decide
             ties = best_by_anchors(m, b.idx, ties)
             best = ties[0]

@@ -1,0 +1,60 @@
+"""Twin dots told apart by the dimensions they contract (issue 9, classes 3 and 6).
+
+Attention's backward pass on 8 H100s computes dQ and dK from one value with one op_name and
+line; fusion copies the scaling multiply they read into both gemm kernels, so the paired
+neighbours tie and the first candidate used to win, swapped. Which dimension of the shared
+operand each dot sums over tells them apart.
+
+Fixture: fixtures/gpu8_dots (written by fixtures/generate_gpu8_dots.py; XLA's own modules).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+from hlodiff.diff.dot_dims import _labels, contraction_labels
+from hlodiff.diff.view import after_view, before_view
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "gpu8_dots" / "transformer_layer"
+
+
+def _modules():
+    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(D.glob("*gpu_after_optimizations.txt")))
+    return before, after
+
+
+def test_labels_leave_out_batch_and_unit_dimensions():
+    dims4 = type("S", (), {"dims": (2, 4, 16, 16), "is_tuple": False})()
+    dims3 = type("S", (), {"dims": (2, 1, 16, 16), "is_tuple": False})()
+    assert _labels(dims4, {0, 1}, {2}) == "cf"
+    assert _labels(dims4, {0, 1}, {3}) == "fc"
+    assert _labels(dims3, {0}, {2}) == "cf"  # the unit (sharded-away) dimension is skipped
+    assert _labels(dims4, {0}, {9}) is None  # a dimension the shape does not have
+
+
+def test_the_contracted_dimension_of_the_shared_operand():
+    before, after = _modules()
+    B, A = before_view(before), after_view(after)
+    by_b = {n.name: n for n in B.nodes}
+    by_a = {n.name: n for n in A.nodes}
+    assert contraction_labels(B, by_b["dot_general.37"])[0] == "cf"  # div.37's dim 2 (q)
+    assert contraction_labels(B, by_b["dot_general.38"])[0] == "fc"  # dim 3 (k)
+    # in the kernels, the per-device f32[2,16,16] (head dimension sharded away)
+    assert contraction_labels(A, by_a["dot.77"])[0] == "cf"  # gemm_fusion_dot.51
+    assert contraction_labels(A, by_a["dot.76"])[0] == "fc"  # gemm_fusion_dot.50
+
+
+def test_twin_backward_dots_name_their_own_kernels():
+    before, after = _modules()
+    r = diff_modules(before, after)
+    # the pass dumps: dot_general.37 (and its transpose) live on in gemm_fusion_dot.51,
+    # dot_general.38 in gemm_fusion_dot.50
+    for name, kernel in (("dot_general.37", "gemm_fusion_dot.51"),
+                         ("transpose.17", "gemm_fusion_dot.51"),
+                         ("dot_general.38", "gemm_fusion_dot.50"),
+                         ("transpose.18", "gemm_fusion_dot.50")):
+        f = r.fate_of(name)
+        assert f.fate == "rewritten" and f.fusion == kernel, (name, f.fusion, f.reason)
