@@ -9,7 +9,7 @@ from . import cudnn_fused, folded_views, inplace, loop_pairs, normalization, one
 from . import library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n; h100; gpu8b; cpu4
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
-from . import dead_pairs, flattened, layout_tuples, shared_bodies  # cpu6; flattened
+from . import dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -65,6 +65,8 @@ class FateBuilder:
         self.early_cse = early_cse(self.B) if self.cse_first else {}
         self.upcast = normalization.upcast(self)
         self.dot_t, self.dot_ties = transposed_dots(m)
+        self.dot_t.update(strength_reduced.reduced_transposed_dots(m, self.dot_t))
+        self.dot_t.update(strength_reduced.reduced_transposed_dots(m, self.dot_t))
         self.inline_first = inliner_before_dce(self.A.module)
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live, m.after.module)
@@ -360,6 +362,8 @@ class FateBuilder:
             f.reason = (f"transpose(dot(a, b)) rebuilt as one {a.name} = dot(b, a) by algebraic "
                         f"simplification: the {'transpose is' if b.opcode == 'transpose' else 'dot lives on as'} "
                         f"{'folded into ' + a.name if b.opcode == 'transpose' else a.name}")
+            if a.opcode == "multiply":  # then dot strength reduction (strength_reduced.py)
+                f.reason = strength_reduced.reason(b, B, a, self.nparts)
             return f
         loop = self.rebuilt.get(b.idx)
         if loop is not None and b.opcode not in ("parameter", "call") and self.live[b.idx]:
