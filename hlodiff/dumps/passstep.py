@@ -450,6 +450,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     if kind == "fused":  # gpu2: merged into a multi-output fusion (passorphans.py)
         multi_output_homes(cur, step.removed)
     survivors: dict[tuple, str] | None = None
+    wrappers: dict[tuple, list[str]] | None = None
     for rem in reversed(step.removed):  # post order reversed: users first
         if rem.into is not None or rem.fate not in ("rewritten", "merged"):
             continue
@@ -470,6 +471,14 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if back is not None:  # shard4: read back out of a tuple taken apart
             rem.into = back
             continue
+        if wrappers is None:
+            wrappers = _wrappers(cur, added_set)
+        own = wrappers.get(_wrapper_key(prev.top[rem.name]))
+        if own is not None and len(own) == 1:  # rebuilt on its own (dot_decomposer)
+            inner = _canonical_rewrite(cur, added_set, prev.top[rem.name].opcode, own[0])
+            if inner != own[0]:
+                rem.into = inner
+                continue
         outs = {by_name[u].into for u, _ in users if u in by_name}
         if users and all(u in by_name for u, _ in users) and len(outs) == 1:
             rem.into = outs.pop()
@@ -480,6 +489,33 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
 
 
 _VIEW_OPS = ("reshape", "bitcast", "transpose", "copy")
+
+
+def _wrapper_key(i: Instruction) -> tuple:
+    md = i.metadata
+    return (i.shape.text.split("{")[0], md.op_name if md else None,
+            md.stack_frame_id if md else None)
+
+
+def _wrappers(cur: _Snap, added: set[str]) -> dict[tuple, list[str]]:
+    """New views that wrap a new instruction of another opcode, by (shape, op_name, frame):
+    canonicalizing passes rebuild each dot on its own as ``reshape(dot(reshape(a),
+    reshape(b)))``, the wrapper giving back the old shape with the old metadata. Found
+    this way, a rebuilt dot whose user was rebuilt in the same pass lives on in its own
+    new dot, not in its user's (zoo moe_top1 on 8 H100s, dump 0023 dot_decomposer:
+    ``dot.9 = f32[3,4,32]`` is ``reshape.45(dot.14)``; its user ``dot.10`` is
+    ``reshape.48(dot.15)``)."""
+    out: dict[tuple, list[str]] = {}
+    for n in added:
+        x = cur.top.get(n)
+        if x is None or x.opcode not in _VIEW_OPS or len(x.operands) != 1 or \
+                x.metadata is None or not x.metadata.op_name:
+            continue
+        inner = cur.top.get(x.operands[0])
+        if inner is None or inner.name not in added or inner.opcode in _VIEW_OPS:
+            continue
+        out.setdefault(_wrapper_key(x), []).append(n)
+    return out
 
 
 def _same_values(i: Instruction, o: Instruction) -> bool:
