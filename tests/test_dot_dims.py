@@ -58,3 +58,17 @@ def test_twin_backward_dots_name_their_own_kernels():
                          ("transpose.18", "gemm_fusion_dot.50")):
         f = r.fate_of(name)
         assert f.fate == "rewritten" and f.fusion == kernel, (name, f.fusion, f.reason)
+
+
+def test_oracle_a_dot_rebuilt_on_its_own_lives_in_its_own_new_dot():
+    # dot_decomposer (dump 0023) rebuilds dot.9 and its user dot.10 in one pass, each as
+    # reshape(dot(reshape, reshape)) under its old shape and metadata: dot.9's value is in
+    # dot.14, not in its user's dot.15 (the rule for algsimp's transpose(dot) -> dot(b, a))
+    from hlodiff.dumps.passes import find_pass_dumps, trace
+    d = D.parent / "moe_top1"
+    snaps = find_pass_dumps(d, "jit_moe_top1")
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    for dot, new in (("dot.9", "dot.14"), ("dot.10", "dot.15")):
+        f = t.fates[dot]
+        assert (f.fate, f.pass_name) == ("rewritten", "dot_decomposer"), (dot, f)
+        assert t.destination(dot) == new, (dot, t.destination(dot))
