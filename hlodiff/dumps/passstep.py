@@ -471,10 +471,11 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
         if back is not None:  # shard4: read back out of a tuple taken apart
             rem.into = back
             continue
+        i = prev.top[rem.name]
         if wrappers is None:
             wrappers = _wrappers(cur, added_set)
-        own = wrappers.get(_wrapper_key(prev.top[rem.name]))
-        if own is not None and len(own) == 1:  # rebuilt on its own (dot_decomposer)
+        own = wrappers.get(_wrapper_key(i))
+        if own is not None and len(own) == 1:  # rebuilt on its own (dot_decomposer...)
             inner = _canonical_rewrite(cur, added_set, prev.top[rem.name].opcode, own[0])
             if inner != own[0]:
                 rem.into = inner
@@ -493,18 +494,21 @@ _VIEW_OPS = ("reshape", "bitcast", "transpose", "copy")
 
 def _wrapper_key(i: Instruction) -> tuple:
     md = i.metadata
-    return (i.shape.text.split("{")[0], md.op_name if md else None,
+    return (i.computation, i.shape.text.split("{")[0], md.op_name if md else None,
             md.stack_frame_id if md else None)
 
 
 def _wrappers(cur: _Snap, added: set[str]) -> dict[tuple, list[str]]:
-    """New views that wrap a new instruction of another opcode, by (shape, op_name, frame):
-    canonicalizing passes rebuild each dot on its own as ``reshape(dot(reshape(a),
-    reshape(b)))``, the wrapper giving back the old shape with the old metadata. Found
-    this way, a rebuilt dot whose user was rebuilt in the same pass lives on in its own
-    new dot, not in its user's (zoo moe_top1 on 8 H100s, dump 0023 dot_decomposer:
-    ``dot.9 = f32[3,4,32]`` is ``reshape.45(dot.14)``; its user ``dot.10`` is
-    ``reshape.48(dot.15)``)."""
+    """New views that wrap a new instruction of another opcode, by (computation, shape,
+    op_name, frame): canonicalizing passes rebuild each instruction on its own as
+    ``reshape(op(reshape(a), reshape(b)))``, the wrapper giving back the old shape with the
+    old metadata in the old computation. Found this way, a rebuilt dot whose user was
+    rebuilt in the same pass lives on in its own new dot, not in its user's (zoo moe_top1
+    on 8 H100s, dump 0023 dot_decomposer: ``dot.9 = f32[3,4,32]`` is
+    ``reshape.45(dot.14)``; its user ``dot.10`` is ``reshape.48(dot.15)``), and an
+    elementwise op layout normalization rebuilt on physical shapes lives on in its new op
+    (zoo transformer_layer on 8 H100s: ``integer_pow.8``). Loop passes that rebuild a body
+    make new computations: nothing there is keyed like a removed instruction."""
     out: dict[tuple, list[str]] = {}
     for n in added:
         x = cur.top.get(n)
