@@ -72,3 +72,17 @@ def test_oracle_a_dot_rebuilt_on_its_own_lives_in_its_own_new_dot():
         f = t.fates[dot]
         assert (f.fate, f.pass_name) == ("rewritten", "dot_decomposer"), (dot, f)
         assert t.destination(dot) == new, (dot, t.destination(dot))
+
+
+def test_oracle_shardy_twins_are_renamed_by_their_users():
+    # shardy-xla (dump 0017) renames every instruction and renumbers stack frames; the layer
+    # norm's two x - mean chains are identical down to the broadcast of the mean. sub.30 is
+    # read by the normalizing multiply (mul.55 -> mul.46), sub.34 twice by the variance's
+    # square (integer_pow.6 -> integer_pow.0): their trees of users tell them apart
+    from hlodiff.dumps.passes import find_pass_dumps, trace
+    d = D.parent / "transformer_layer_shardy"
+    snaps = find_pass_dumps(d, "jit_transformer_layer")
+    t = trace(snaps, hlodiff.load(snaps[0].path))
+    got = {n: t.destination(n) for n in ("sub.30", "sub.34", "sub.29", "sub.33")}
+    assert got == {"sub.30": "sub.18", "sub.34": "sub.20", "sub.29": "sub.17",
+                   "sub.33": "sub.19"}, got

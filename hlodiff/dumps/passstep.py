@@ -23,6 +23,7 @@ from .compsig import merged_key, same_computation
 from .cooperands import by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
+from .usertrees import deep_user_match
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -320,6 +321,11 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                         if partitioning else range(len(lst))  # cpu8b (compsig.py)
                     k = js[_best_candidate(prev, a, [lst[j] for j in js],
                                            None if partitioning else cur, c2p)]
+                    if partitioning and a.operands and len(js) > 1:  # usertrees.py
+                        deep = deep_user_match(prev.users, ptop, cur.users, ctop, a,
+                                               [lst[j] for j in js])
+                        if deep and js.index(k) not in deep:
+                            k = js[deep[0]]
                     ties[n] = [x.name for x in lst]
                 r = lst.pop(k)
                 c2p[n] = r.name
