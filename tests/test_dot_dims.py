@@ -86,3 +86,8 @@ def test_oracle_shardy_twins_are_renamed_by_their_users():
     got = {n: t.destination(n) for n in ("sub.30", "sub.34", "sub.29", "sub.33")}
     assert got == {"sub.30": "sub.18", "sub.34": "sub.20", "sub.29": "sub.17",
                    "sub.33": "sub.19"}, got
+    # the second layer norm, whose copies the partitioner annotated (renamed loosely):
+    # sub.42 (read by mul.62 and mul.77) is sub.26, sub.46 (integer_pow.7) is sub.24
+    got = {n: t.destination(n) for n in ("sub.41", "sub.42", "sub.45", "sub.46")}
+    assert got == {"sub.41": "sub.25", "sub.42": "sub.26", "sub.45": "sub.23",
+                   "sub.46": "sub.24"}, got

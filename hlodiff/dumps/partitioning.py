@@ -14,6 +14,7 @@ import re
 
 from ..hlo.model import Instruction
 from .passfiles import PassSnapshot
+from .usertrees import deep_user_match
 
 _PARTITIONING = re.compile(r"shard|spmd|partition", re.I)
 
@@ -163,6 +164,7 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
             continue
         mapped = [c2p.get(o) for o in a.operands]
         best, score = None, -1  # type: ignore[assignment]
+        tied: list[Instruction] = []
         for r in lst:
             if len(r.operands) != len(a.operands):
                 continue
@@ -190,6 +192,12 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
             # this let while results of one loop trade places: lstm_clip_scan cpu8)
             sc = (r.index == a.index, sc)
             if score == -1 or sc > score:
-                best, score = r, sc
+                best, score, tied = r, sc, [r]
+            elif sc == score:
+                tied.append(r)
+        if best is not None and len(tied) > 1 and a.operands:  # twins: their users decide
+            deep = deep_user_match(prev.users, ptop, cur.users, ctop, a, tied)
+            if deep:
+                best = tied[deep[0]]
         if best is not None:
             take(n, best)
