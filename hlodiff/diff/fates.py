@@ -678,6 +678,14 @@ class FateBuilder:
                 f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
                             f"(algebraic simplification); the value is in {f.fusion or f.after}")
                 return f
+        x = identities.identity_operand(B, b, self.nparts > 1, A)
+        if x is not None and (sf := self._survivor_fate(x)).after and \
+                sf.fate in ("kept", "fused", "rewritten", "merged"):  # x + 0, max(x, -inf)
+            f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \
+                sf.fusion_kind
+            f.reason = (f"an identity on {x.name}, replaced by it (algebraic simplification); "
+                        f"the value is in {f.fusion or f.after}")
+            return f
         fd = reshard.flipped_dot(m, b) if self.nparts > 1 else None
         if fd is not None:  # shard2: transpose(dot(a, b)) rebuilt as dot(b, a)
             f.fate = "rewritten"

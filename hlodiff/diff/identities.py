@@ -90,3 +90,22 @@ def removed_with_identities(v: View, after: View | None = None, spmd: bool = Fal
             out.add(o.idx)
             n = o
     return out
+
+
+def identity_operand(v: View, b, spmd: bool, after: View | None = None):
+    """The operand ``x`` that the identity ``b`` passes on (``x + 0``, ``x * 1``, and on a
+    partitioned module ``max(x, -inf)``, ``min(x, inf)``), else None. Algebraic
+    simplification replaces ``b`` by ``x``: its value lives where ``x``'s does (fresh 7
+    parallel_attn_mlp_block on 8 H100s, dump 0005: softmax's ``max.3 =
+    maximum(reduce_max.7, max.2)``, ``max.2`` a broadcast of -inf, is rewritten into
+    ``reduce_max.7``)."""
+    if b.opcode not in ("add", "subtract", "multiply", "divide", "maximum", "minimum") or \
+            len(b.operands) != 2 or b.operands[0] == b.operands[1]:
+        return None
+    spmd = spmd and (after is None or not keeps_infinite_bounds(after))
+    for k, i in enumerate(b.operands):
+        lit = _literal(v, i)
+        if lit is not None and _identity_use(v, b.idx, i, lit, spmd):
+            x = v.nodes[b.operands[1 - k]]
+            return x if _literal(v, x.idx) is None else None
+    return None
