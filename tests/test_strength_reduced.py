@@ -38,3 +38,18 @@ def test_a_dot_that_kept_its_partner_is_left_alone():
     after = hlodiff.load(next(D.glob("*gpu_after_optimizations.txt")))
     r = diff_modules(before, after)
     assert "strength" not in (r.fate_of("dot_general.18").reason or "")
+
+
+def test_a_dot_paired_by_op_name_with_another_dots_reduction_is_taken_back():
+    # fresh 7 hypernetwork_weights on 8 H100s: the pass dumps show transpose.6(dot_general.15)
+    # rebuilt as dot.2 = dot(b, a) and then multiply.8 (dump 0005), fused into
+    # loop_multiply_fusion; the rewrite step had paired the dot with reduce.5.3 (another
+    # backward dot's, in loop_multiply_fusion.1) by their shared op_name
+    d = D.parent / "hypernetwork_weights"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    for name in ("dot_general.15", "transpose.6"):
+        f = r.fate_of(name)
+        assert (f.fate, f.fusion) == ("rewritten", "loop_multiply_fusion"), (name, f.fusion)
+        assert "dot strength reduction" in f.reason

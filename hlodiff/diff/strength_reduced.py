@@ -64,16 +64,29 @@ def reduced_transposed_dots(m: Matching, known: dict[int, int]) -> dict[int, int
     B, A = m.before, m.after
     nparts = max(1, num_partitions(B.module, A.module))
     out: dict[int, int] = {}
+    by_op: dict[str, list[Node]] | None = None
     for t in B.nodes:
         if t.opcode != "transpose" or len(t.operands) != 1 or t.idx in known:
             continue
         d = B.nodes[t.operands[0]]
-        if d.opcode != "dot" or d.users != [t.idx] or m.b2a[d.idx] >= 0 or d.idx in known:
+        if d.opcode != "dot" or d.users != [t.idx] or d.idx in known:
             continue
+        yd = m.b2a[d.idx]
+        if yd >= 0 and (A.nodes[yd].opcode == "dot" or contracted_per_device(d, B, nparts) != 1):
+            continue  # the dot lives on as a dot, or sums over more than one element
         yt = m.b2a[t.idx]
-        if yt < 0:
-            continue
-        x = outer_product_at(A, yt)
+        if yt >= 0:
+            x = outer_product_at(A, yt)
+        else:  # the transpose left unpaired: the outer product carrying its op_name
+            if by_op is None:
+                by_op = {}
+                for n in A.nodes:
+                    if n.op_name and _outer(A, n):
+                        by_op.setdefault(n.op_name, []).append(n)
+            xs = [n for n in by_op.get(t.op_name or "", ())
+                  if m.a2b[n.idx] in (-1, t.idx, d.idx)
+                  and holds_shape(t.inst.shape, n.inst.shape, nparts)]
+            x = xs[0] if len(xs) == 1 else None
         if x is None or not holds_shape(t.inst.shape, x.inst.shape, nparts):
             continue
         out[t.idx] = out[d.idx] = x.idx
