@@ -91,3 +91,16 @@ def test_oracle_shardy_twins_are_renamed_by_their_users():
     got = {n: t.destination(n) for n in ("sub.41", "sub.42", "sub.45", "sub.46")}
     assert got == {"sub.41": "sub.25", "sub.42": "sub.26", "sub.45": "sub.23",
                    "sub.46": "sub.24"}, got
+
+
+def test_a_best_only_by_which_copy_was_paired_yields_to_the_fair_score():
+    # fresh 7 parallel_attn_mlp_block on 8 H100s: dot_general.38/.39 read one value
+    # (mul.56), contracting its dimension 1 and 2; fusion copies mul.56 into both gemm
+    # kernels. The pass dumps: dot_general.39 lives on in gemm_fusion_dot.45 (dot.66,
+    # contracting the per-device [5,5]'s dimension 1), dot_general.38 in .46
+    d = D.parent / "parallel_attn_mlp_block"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    r = diff_modules(before, after)
+    assert r.fate_of("dot_general.39").fusion == "gemm_fusion_dot.45"
+    assert r.fate_of("dot_general.38").fusion == "gemm_fusion_dot.46"

@@ -135,9 +135,12 @@ def _copy_key(view: View):
 def settle_twin_dots(m, b: Node, cands: list[int], best: int, ties: list[int],
                      score) -> tuple[int, list[int]]:
     """The rewrite step's choice for the before dot ``b``: its candidates scored again with
-    fusion's copies of one value counted as that value; where that ties, the contracted
-    dimensions decide (:func:`prefer_same_contraction`). Returns ``(best, ties)``,
-    unchanged where that decides nothing."""
+    fusion's copies of one value counted as that value. A single best by that score wins
+    (unless the contracted dimensions speak for the first choice: fresh 7
+    parallel_attn_mlp_block on 8 H100s, ``dot_general.39`` scored higher with the wrong
+    twin only because its operand's partner was the copy in that twin's kernel); where it
+    ties, the contracted dimensions decide (:func:`prefer_same_contraction`). Returns
+    ``(best, ties)``, unchanged where that decides nothing."""
     if len(cands) < 2:
         return best, ties
     key = _copy_key(m.after)
@@ -145,6 +148,11 @@ def settle_twin_dots(m, b: Node, cands: list[int], best: int, ties: list[int],
     fair = [score(m, b, A.nodes[y], key) + (A.nodes[y].mdims == b.mdims) for y in cands]
     top = max(fair)
     even = [y for y, s in zip(cands, fair) if s == top]
+    if len(even) == 1 and even[0] != best:  # the best only by which copy was paired
+        if best not in prefer_same_contraction(m, b.idx, [even[0], best], key) or \
+                prefer_same_contraction(m, b.idx, [even[0], best], key) == [even[0], best]:
+            return even[0], [even[0]]
+        return best, ties
     if len(even) < 2:
         return best, ties
     narrowed = prefer_same_contraction(m, b.idx, even, key)
