@@ -146,6 +146,11 @@ def pair_named_loops(m, partitioned: bool) -> int:
     The twin threefry loops of the same program (same op_name, same computations up to
     their names) were crossed by the rewrite step the same way.
 
+    Run after the rewrite step, for loops still open: pairing earlier moved what the
+    similarity step pairs around the loops (fresh3 stochastic_round_grads, JAX 0.4.30: the
+    same three loops, paired earlier by name, crossed its twin ``_uniform`` kernels' named
+    targets; unseen dropout_ln_rng, jax 0.10.2: a narrowed loop's results crossed).
+
     Only a lineage that exactly one open loop has on each side pairs (a body the call
     graph flattener cloned for several call sites stays undecided). Not in partitioned
     modules, where the Shardy round trip renumbers computations (see

@@ -614,10 +614,6 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         n += _propagate(m)
         if not n:
             break
-    if pair_named_loops(m, sharded):  # oldh2: a rebuilt loop's computations keep its names
-        _bodies(m)
-        _propagate(m)
-        keep_element_order(m)
     merged: dict[int, int] = {}
     if sharded:  # shard4: copies CSE merged before simplification (cse_first.py)
         from .cse_first import merged_copies, swap_to_survivors
@@ -651,6 +647,10 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
+    if pair_named_loops(m, sharded):  # oldh2: a rebuilt loop's computations keep its names
+        _bodies(m)
+        _propagate(m)
+        keep_element_order(m)
     if splitk.settle(m):  # h100: a dot paired with its partial products -> their sum
         _propagate(m)
     if repair_broadcast_scale(m):  # cpu4: the rewrite step may pair the narrow product
