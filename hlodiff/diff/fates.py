@@ -10,6 +10,7 @@ from . import library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n; 
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
+from . import first_dce  # oldh2
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -68,6 +69,7 @@ class FateBuilder:
         self.dot_t.update(strength_reduced.reduced_transposed_dots(m, self.dot_t))
         self.dot_t.update(strength_reduced.reduced_transposed_dots(m, self.dot_t))
         self.inline_first = inliner_before_dce(self.A.module)
+        self.first_dead = set() if self.inline_first else first_dce.first_dce_dead(self.B.module)
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live, m.after.module)
         self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
@@ -334,6 +336,10 @@ class FateBuilder:
         if m.how.get(b.idx) == "identical":  # the same program on both sides
             f.fate, f.reason = "kept", "unchanged (the modules hold the same program)"
             self._set_after(f, A.nodes[m.b2a[b.idx]])
+            return f
+        if not self.live[b.idx] and not self.inline_first and (  # oldh2 (first_dce.py)
+                (b.comp, b.name) in self.first_dead or flattened.dead_original(self.flat_dead, b)):
+            f.reason = "dead: removed by dead-code elimination before the call inliner ran"
             return f
         if self.untraced[b.idx] and b.opcode not in ("parameter", "call") and \
                 (self.live[b.idx] or b.opcode != "get-tuple-element") and \

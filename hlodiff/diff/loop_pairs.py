@@ -116,3 +116,111 @@ def constant_meta_key(n):
     if n.opcode != "constant" or (n.op_name is None and n.src is None):
         return None
     return (n.mdims, n.op_name, n.src, n.inst.literal)
+
+
+def _named_keys(view, m_side, lineage) -> dict[tuple, list[int]]:
+    """(condition, body) -> the open whiles calling computations of that lineage."""
+    out: dict[tuple, list[int]] = defaultdict(list)
+    for ctl in view.controls:
+        w = view.nodes[ctl]
+        if w.opcode != "while" or m_side[ctl] >= 0:
+            continue
+        cond, body = w.inst.called.get("condition"), w.inst.called.get("body")
+        if cond and body:
+            out[(lineage(cond[0]), lineage(body[0]))].append(ctl)
+    return out
+
+
+def pair_named_loops(m, partitioned: bool) -> int:
+    """Pair an open before while with the open after while whose condition and body are
+    clones of its own (oldh2): the loop passes name what they rebuild after the computation
+    they cloned (``wide.<body>``, ``<body>.clone``, ``<body>.sunk``; dumps/loopstate.py
+    ``lineage``), and XLA of JAX 0.4.30 gives a loop rebuilt by the while-loop simplifier
+    no metadata. Fresh mixup_permutation (JAX 0.4.30) samples two gammas: two nested
+    rejection loops with the same op_name and the same exit test, ``while.1360`` and
+    ``while.2506`` (``body=region_5.1150``, ``body=region_5.2296``); dump 0010
+    (while-loop-invariant-code-motion) widens them into ``wide.region_5.1150`` and
+    ``wide.region_5.2296``, and the final module runs them as metadata-less ``while.80``
+    (``body=wide.region_5.1150.clone``) and ``while.87`` (``body=wide.region_5.2296.clone``).
+    Neither metadata nor the conditions (pair_bare_loops) tell the two apart; the names do.
+    The twin threefry loops of the same program (same op_name, same computations up to
+    their names) were crossed by the rewrite step the same way.
+
+    Run after the rewrite step, for loops still open: pairing earlier moved what the
+    similarity step pairs around the loops (fresh3 stochastic_round_grads, JAX 0.4.30: the
+    same three loops, paired earlier by name, crossed its twin ``_uniform`` kernels' named
+    targets; unseen dropout_ln_rng, jax 0.10.2: a narrowed loop's results crossed).
+
+    Only a lineage that exactly one open loop has on each side pairs (a body the call
+    graph flattener cloned for several call sites stays undecided). Not in partitioned
+    modules, where the Shardy round trip renumbers computations (see
+    ``renamed_by_loop_pass``)."""
+    if partitioned:
+        return 0
+    from ..dumps.loopstate import lineage
+    B, A = m.before, m.after
+    after = _named_keys(A, m.a2b, lineage)
+    made = 0
+    for key, bs in _named_keys(B, m.b2a, lambda c: c).items():
+        as_ = after.get(key)
+        if len(bs) == 1 and as_ is not None and len(as_) == 1 and \
+                m.pair(bs[0], as_[0], "loop computations"):
+            made += 1
+    return made
+
+
+def keep_element_order(m) -> int:
+    """Uncross the results of a paired loop (oldh2): the loop passes drop state elements
+    (the while-loop simplifier) or append them (loop-invariant code motion) but keep the
+    order of those they keep, so the before loop's get-tuple-elements, in index order, read
+    the after loop's in index order. Unseen dropout_ln_rng (jax 0.10.2, CPU): ``while.15``
+    and ``while.16`` read elements 2 and 3 of ``while.12``; the simplifier drops a counter
+    and small-while-loop hoisting wraps the loop in a call, read as
+    ``dropout_ln_rng__locals__loss.0`` (index 1) and ``.1`` (index 2); same shape, same
+    op_name, the similarity step paired them crossed. Pairs of one loop whose after indices
+    run against the before ones are re-dealt in index order (same shapes only); returns
+    the number of pairs changed."""
+    B, A = m.before, m.after
+    groups: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for b in B.nodes:
+        if b.opcode != "get-tuple-element" or not b.raw_operands or m.b2a[b.idx] < 0:
+            continue
+        w = B.resolve(b.raw_operands[0])
+        if B.nodes[w].opcode != "while" or m.b2a[w] < 0:
+            continue
+        a = A.nodes[m.b2a[b.idx]]
+        if a.opcode != "get-tuple-element" or not a.raw_operands or a.fusion >= 0:
+            continue
+        if not _reads_loop(A, a.raw_operands[0], m.b2a[w]):
+            continue
+        groups[w].append((b.idx, a.idx))
+    changed = 0
+    for pairs in groups.values():
+        by_shape: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for b, a in pairs:
+            by_shape[B.nodes[b].inst.shape.text].append((b, a))
+        for same in by_shape.values():
+            if len(same) < 2:
+                continue
+            bs = sorted(same, key=lambda p: B.nodes[p[0]].inst.index)
+            as_ = sorted((a for _, a in same), key=lambda a: A.nodes[a].inst.index)
+            if len({B.nodes[b].inst.index for b, _ in same}) != len(same) or \
+                    len({A.nodes[a].inst.index for a in as_}) != len(as_):
+                continue
+            for (b, old), a in zip(bs, as_):
+                if old != a:
+                    m.b2a[b], m.a2b[a] = a, b
+                    changed += 1
+    return changed
+
+
+def _reads_loop(A, src: int, loop: int) -> bool:
+    """``src`` is the after loop, or a call whose computation's root it is (XLA:CPU's
+    small-while-loop hoisting wraps a loop in a call)."""
+    if src == loop or A.resolve(src) == A.resolve(loop):
+        return True
+    s = A.nodes[src]
+    if s.opcode != "call" or not s.inst.calls:
+        return False
+    comp = A.module.by_name.get(s.inst.calls[0])
+    return comp is not None and comp.root == A.nodes[loop].name

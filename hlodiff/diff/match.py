@@ -31,7 +31,7 @@ from .init_elements import pair_init_elements  # old5
 from .loop_constants import pair_body_constants  # old5
 from .onednn_softmax import repair as onednn_repair  # old5
 from .fused_copies import copies_of_paired
-from .loop_pairs import constant_meta_key, pair_bare_loops
+from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, pair_named_loops
 from .param_deps import exact_twin
 from .partition import may_be_piece
 from .broadcast_dims import other_placement  # old5
@@ -602,9 +602,11 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     for _ in range(3):
         n = _similarity(m, settle_ties=False)
+        keep_element_order(m)  # oldh2: a loop's results keep their order
         n += _propagate(m)
         if not n:
             n = _similarity(m)
+            keep_element_order(m)
             n += _propagate(m)
         _bodies(m)
         n += _propagate(m)
@@ -645,6 +647,10 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
     _rewrites(m, skip, sharded)
+    if pair_named_loops(m, sharded):  # oldh2: a rebuilt loop's computations keep its names
+        _bodies(m)
+        _propagate(m)
+        keep_element_order(m)
     if splitk.settle(m):  # h100: a dot paired with its partial products -> their sum
         _propagate(m)
     if repair_broadcast_scale(m):  # cpu4: the rewrite step may pair the narrow product
