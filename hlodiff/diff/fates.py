@@ -6,7 +6,7 @@ from . import (anchors, duplicates, folding, forwarding, gemm_fates, gpu_cse,  #
                lookalikes, partition, reshard)  # partition: SPMD shard relation
 from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; shard4; cse4
 from . import cudnn_fused, folded_views, inplace, loop_pairs, normalization, onecell  # various
-from . import library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n; h100; gpu8b; cpu4
+from . import gemm_converts, library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n..
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
@@ -779,6 +779,7 @@ class FateBuilder:
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
         library_results.name_results(self.m, out)  # gpu8n: element 0 of a library call
+        gemm_converts.fuse_round_trips(self.m, out)  # fp8 round trips in a gemm kernel
         splitk.explain(self.A, out)  # h100: what a split-K reduce sums
         duplicates.annotate(self.m, out)
         spmd_cse.place_shared(self, out)  # cse4
