@@ -104,3 +104,24 @@ def test_a_best_only_by_which_copy_was_paired_yields_to_the_fair_score():
     r = diff_modules(before, after)
     assert r.fate_of("dot_general.39").fusion == "gemm_fusion_dot.45"
     assert r.fate_of("dot_general.38").fusion == "gemm_fusion_dot.46"
+
+
+def test_a_dot_summing_over_other_dimensions_is_no_partner():
+    # fresh 3 vit_patch_step on 8 H100s: dot_general.39 (a weight gradient, f32[16,16],
+    # summing batch and sequence) and dot.68 (gemm_fusion_dot.36: the per-device f32[16,16]
+    # of the input gradient dot_general.40) share op_name and line. The pass dumps: the dot
+    # merger takes dot_general.39 into gemm_fusion_dot.53; dot_general.40 lives in .36
+    from hlodiff.diff.dot_dims import contraction_fits
+    from hlodiff.diff.match import match
+    d = D.parent / "vit_patch_step"
+    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    B, A = before_view(before), after_view(after)
+    m = match(B, A)
+    by_b = {n.name: n.idx for n in B.nodes}
+    by_a = {n.name: n.idx for n in A.nodes}
+    assert not contraction_fits(m, by_b["dot_general.39"], by_a["dot.68"])
+    assert contraction_fits(m, by_b["dot_general.40"], by_a["dot.68"])
+    r = diff_modules(before, after)
+    assert r.fate_of("dot_general.40").fusion == "gemm_fusion_dot.36"
+    assert r.fate_of("dot_general.39").fusion != "gemm_fusion_dot.36"

@@ -161,3 +161,23 @@ def settle_twin_dots(m, b: Node, cands: list[int], best: int, ties: list[int],
     if best in narrowed:
         return best, [y for y in ties if y in narrowed] or [best]
     return narrowed[0], narrowed
+
+
+def contraction_fits(m, b: int, a: int) -> bool:
+    """May the before dot ``b`` pair with the after dot ``a`` by their metadata alone? Not
+    where they sum over different dimensions of both operands (in either order): on a
+    partitioned module algebraic simplification squeezes a sharded dimension away, and a
+    dot's per-device shape can equal another dot's global one (fresh 3 vit_patch_step on 8
+    H100s: the weight gradient ``dot_general.39 = f32[16,16]``, contracting batch and
+    sequence, and ``dot.68 = f32[16,16]``, the per-device input gradient
+    ``dot_general.40 = f32[8,16,16]`` of the same op_name and line). Other nodes fit."""
+    B, A = m.before, m.after
+    nb, na = B.nodes[b], A.nodes[a]
+    if nb.opcode != "dot" or na.opcode != "dot":
+        return True
+    lb, la = contraction_labels(B, nb), contraction_labels(A, na)
+    if lb is None or la is None:
+        return True
+    own = (lb[0] == la[0]) + (lb[1] == la[1])
+    swapped = (lb[0] == la[1]) + (lb[1] == la[0])
+    return max(own, swapped) > 0

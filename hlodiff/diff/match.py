@@ -25,7 +25,7 @@ from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_t
 from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state, param_reads, splitk
 from .cse_pairs import pair_survivors
-from .dot_dims import settle_twin_dots
+from .dot_dims import contraction_fits, settle_twin_dots
 from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .init_elements import pair_init_elements  # old5
 from .loop_constants import pair_body_constants  # old5
@@ -430,6 +430,8 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         # gemm rewriters reshape operands and results; measured worse on the zoo's gpu8)
         if not constvals.gpu_after(m):
             cands = [y for y in cands if may_be_piece(b.inst.shape, An[y].inst.shape)]
+    if sharded and b.opcode == "dot" and constvals.gpu_after(m):  # (measured on GPU only)
+        cands = [y for y in cands if contraction_fits(m, b.idx, y)]  # not summing elsewhere
     if same_op:
         if b.opcode not in _SHAPE_OPS:
             return []
@@ -556,6 +558,14 @@ def _rank_only(dims: str) -> str:
     return _DIMS_RE.sub(lambda x: f"[r{x.group(1).count(',') + 1 if x.group(1) else 0}]", dims)
 
 
+def _fits_sharded(m: Matching, b: int, a: int) -> bool:
+    """The metadata step's check on a partitioned module: the entry parameters read, and
+    on GPU for dots the dimensions summed (dot_dims.contraction_fits; on 8 CPU devices it
+    named two more dots wrongly in unseen gpt_rope_adamw and fixed none)."""
+    return param_reads.fits(m, b, a) and (not constvals.gpu_after(m) or
+                                          contraction_fits(m, b, a))
+
+
 def _partitioned(m: Matching) -> bool:
     """An SPMD-partitioned after module (``num_partitions`` > 1) computes per-device shards:
     its shapes are not the before module's. Matching then compares element type and rank
@@ -588,7 +598,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if sharded:  # shard helper: names the Shardy round trip records as op_name
         from .shardmatch import recorded_names
         recorded_names(m, _score)
-    _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
+    meta_ok = _fits_sharded if sharded else param_reads.fits
+    _unique_buckets(m, _meta_key, "metadata", meta_ok)
     _unique_buckets(m, constant_meta_key, "metadata")  # loops4: with the literal
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
@@ -610,7 +621,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
             n += _propagate(m)
         _bodies(m)
         n += _propagate(m)
-        n += _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
+        n += _unique_buckets(m, _meta_key, "metadata", meta_ok)
         n += _propagate(m)
         if not n:
             break
