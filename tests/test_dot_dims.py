@@ -124,4 +124,6 @@ def test_a_dot_summing_over_other_dimensions_is_no_partner():
     assert contraction_fits(m, by_b["dot_general.40"], by_a["dot.68"])
     r = diff_modules(before, after)
     assert r.fate_of("dot_general.40").fusion == "gemm_fusion_dot.36"
-    assert r.fate_of("dot_general.39").fusion != "gemm_fusion_dot.36"
+    f = r.fate_of("dot_general.39")
+    assert f.fusion != "gemm_fusion_dot.36"
+    assert "dot merger" in f.reason and "gemm_fusion_dot.53" in f.reason, f.reason

@@ -725,6 +725,8 @@ class FateBuilder:
             f.reason = "simplified away (algebraic simplification)"
             if r is not None:
                 f.reason += f"; its effect is now in {r.name}"
+            if b.opcode == "dot" and r is not None and r.opcode == "slice":  # dot merger
+                f.reason = merged_reason(m, r)
         return f
 
     def _tuple_users(self) -> dict[int, list[int]]:
