@@ -122,6 +122,11 @@ def test_a_dot_summing_over_other_dimensions_is_no_partner():
     by_a = {n.name: n.idx for n in A.nodes}
     assert not contraction_fits(m, by_b["dot_general.39"], by_a["dot.68"])
     assert contraction_fits(m, by_b["dot_general.40"], by_a["dot.68"])
+    # no step of the cascade may pair them (a veto in Matching.pair on partitioned GPU)
+    assert m.dot_check is not None
+    if m.b2a[by_b["dot_general.39"]] < 0 and m.a2b[by_a["dot.68"]] < 0:
+        assert not m.pair(by_b["dot_general.39"], by_a["dot.68"], "test")
+    assert m.a2b[by_a["dot.68"]] != by_b["dot_general.39"]
     r = diff_modules(before, after)
     assert r.fate_of("dot_general.40").fusion == "gemm_fusion_dot.36"
     f = r.fate_of("dot_general.39")

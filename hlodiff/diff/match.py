@@ -62,10 +62,13 @@ class Matching:
         # before node -> after candidates nothing told apart (the pair took the first)
         self.twins: dict[int, list[int]] = {}
         self._queue: list[int] = []
+        self.dot_check = None  # a veto on dot pairs, whichever step proposes them
 
     def pair(self, b: int, a: int, how: str) -> bool:
         if self.b2a[b] >= 0 or self.a2b[a] >= 0:
             return False
+        if self.dot_check is not None and not self.dot_check(self, b, a):
+            return False  # (partitioned GPU modules: dot_dims.contraction_fits)
         self.b2a[b] = a
         self.a2b[a] = b
         self.how[b] = how
@@ -593,6 +596,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if _identical(m):
         return m
     sharded = _partitioned(m)
+    if sharded and constvals.gpu_after(m):
+        m.dot_check = contraction_fits
     _seed(m)
     _names(m)
     if sharded:  # shard helper: names the Shardy round trip records as op_name
