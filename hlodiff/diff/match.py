@@ -68,7 +68,7 @@ class Matching:
         if self.b2a[b] >= 0 or self.a2b[a] >= 0:
             return False
         if self.dot_check is not None and not self.dot_check(self, b, a):
-            return False  # (partitioned GPU modules: dot_dims.contraction_fits)
+            return False  # (partitioned modules: dot_dims.contraction_fits)
         self.b2a[b] = a
         self.a2b[a] = b
         self.how[b] = how
@@ -433,8 +433,10 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         # gemm rewriters reshape operands and results; measured worse on the zoo's gpu8)
         if not constvals.gpu_after(m):
             cands = [y for y in cands if may_be_piece(b.inst.shape, An[y].inst.shape)]
-    if sharded and b.opcode == "dot" and constvals.gpu_after(m):  # (measured on GPU only)
-        cands = [y for y in cands if contraction_fits(m, b.idx, y)]  # not summing elsewhere
+    if sharded and b.opcode == "dot" and constvals.gpu_after(m):
+        # choose among dots summing the same dimensions (the veto in Matching.pair only
+        # refuses; choosing again measured worse on 8 CPU devices: unseen gpt_rope_adamw)
+        cands = [y for y in cands if contraction_fits(m, b.idx, y)]
     if same_op:
         if b.opcode not in _SHAPE_OPS:
             return []
@@ -561,14 +563,6 @@ def _rank_only(dims: str) -> str:
     return _DIMS_RE.sub(lambda x: f"[r{x.group(1).count(',') + 1 if x.group(1) else 0}]", dims)
 
 
-def _fits_sharded(m: Matching, b: int, a: int) -> bool:
-    """The metadata step's check on a partitioned module: the entry parameters read, and
-    on GPU for dots the dimensions summed (dot_dims.contraction_fits; on 8 CPU devices it
-    named two more dots wrongly in unseen gpt_rope_adamw and fixed none)."""
-    return param_reads.fits(m, b, a) and (not constvals.gpu_after(m) or
-                                          contraction_fits(m, b, a))
-
-
 def _partitioned(m: Matching) -> bool:
     """An SPMD-partitioned after module (``num_partitions`` > 1) computes per-device shards:
     its shapes are not the before module's. Matching then compares element type and rank
@@ -596,15 +590,14 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if _identical(m):
         return m
     sharded = _partitioned(m)
-    if sharded and constvals.gpu_after(m):
+    if sharded:  # a dot never pairs with one summing other dimensions (dot_dims.py)
         m.dot_check = contraction_fits
     _seed(m)
     _names(m)
     if sharded:  # shard helper: names the Shardy round trip records as op_name
         from .shardmatch import recorded_names
         recorded_names(m, _score)
-    meta_ok = _fits_sharded if sharded else param_reads.fits
-    _unique_buckets(m, _meta_key, "metadata", meta_ok)
+    _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
     _unique_buckets(m, constant_meta_key, "metadata")  # loops4: with the literal
     _unique_buckets(m, _fp_key, "fingerprint")
     _propagate(m)
@@ -626,7 +619,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
             n += _propagate(m)
         _bodies(m)
         n += _propagate(m)
-        n += _unique_buckets(m, _meta_key, "metadata", meta_ok)
+        n += _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
         n += _propagate(m)
         if not n:
             break
