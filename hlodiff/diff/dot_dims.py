@@ -164,7 +164,7 @@ def settle_twin_dots(m, b: Node, cands: list[int], best: int, ties: list[int],
 
 
 def contraction_fits(m, b: int, a: int) -> bool:
-    """May the before dot ``b`` pair with the after dot ``a`` by their metadata alone? Not
+    """May the before dot ``b`` pair with the after dot ``a`` (any step of the cascade)? Not
     where they sum over different dimensions of both operands (in either order): on a
     partitioned module algebraic simplification squeezes a sharded dimension away, and a
     dot's per-device shape can equal another dot's global one (fresh 3 vit_patch_step on 8
