@@ -680,5 +680,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         top_level_constants(m)
     if onednn_repair(m):  # old5: softmax rewritten into a oneDNN call (JAX 0.4.30)
         _propagate(m)
+    from .library_dots import pair_unnamed_dots  # dots in library fusions, no metadata
+    if pair_unnamed_dots(m):
+        _propagate(m)
     m._queue.clear()
     return m
