@@ -20,65 +20,11 @@ Candidates are scored by shared operands (and the transpose's op_name); repeated
 from __future__ import annotations
 
 from . import splitk
+from .dot_inputs import (_SEE_THROUGH, _Solo, _after_inputs, _before_inputs,  # noqa: F401
+                         _copies_by_fp, _strip_after, _top)
 from .match import Matching
 from .reshard_paths import resharded_sources
 from .view import Node, View
-
-_SEE_THROUGH = {"bitcast", "copy", "transpose", "reshape"}
-
-
-def _top(view: View, i: int) -> int:
-    n = view.nodes[i]
-    return n.fusion if n.fusion >= 0 else i
-
-
-def _strip_after(view: View, i: int) -> int:
-    for _ in range(8):
-        n = view.nodes[i]
-        if n.opcode not in _SEE_THROUGH or not n.operands:
-            break
-        i = n.operands[0]
-    return _top(view, i)
-
-
-def _after_inputs(view: View, x: Node) -> set[int]:
-    """The top-level after instructions a dot reads, through layout-only ops."""
-    out: set[int] = set()
-    for o in x.operands:
-        out.add(_strip_after(view, o))
-        out.add(_top(view, o))
-    return out
-
-
-def _copies_by_fp(A: View) -> dict[int, set[int]]:
-    """Subgraph fingerprint -> the fusions computing it: fusion passes copy a producer (and
-    its own producers) into several kernels, and the rebuilt dot may read any copy."""
-    out: dict[int, set[int]] = {}
-    for x in A.nodes:
-        if x.fusion >= 0 and x.alias < 0 and x.opcode not in ("parameter", "constant"):
-            out.setdefault(x.fp, set()).add(x.fusion)
-    return out
-
-
-def _before_inputs(m: Matching, d: Node, dup: dict[int, set[int]]) -> set[int]:
-    """Where the before dot's operands live after optimization (top-level instructions),
-    including the fusions that compute a copy of them (``dup``)."""
-    B, A = m.before, m.after
-    out: set[int] = set()
-    for o in d.operands:
-        x = o
-        for _ in range(8):
-            y = m.b2a[x]
-            if y >= 0:
-                out.add(_strip_after(A, y))
-                out.add(_top(A, y))
-                out.update(dup.get(A.nodes[y].fp, ()))
-                break
-            n = B.nodes[x]
-            if n.opcode not in _SEE_THROUGH or not n.operands:
-                break
-            x = n.operands[0]
-    return out
 
 
 def _own_orientation(m: Matching, d: Node, x: Node, dup: dict[int, set[int]]) -> bool:
@@ -97,15 +43,6 @@ def _own_orientation(m: Matching, d: Node, x: Node, dup: dict[int, set[int]]) ->
     a0 = {_strip_after(m.after, x.operands[0]), _top(m.after, x.operands[0])}
     a1 = {_strip_after(m.after, x.operands[1]), _top(m.after, x.operands[1])}
     return bool(a0 & w0) and bool(a1 & w1) and not (a0 & w1) and not (a1 & w0)
-
-
-class _Solo:
-    """One operand of a dot, for :func:`_before_inputs`."""
-
-    __slots__ = ("operands",)
-
-    def __init__(self, d: Node, k: int):
-        self.operands = [d.operands[k]]
 
 
 def _kernel_shape(A: View, x: Node):

@@ -16,7 +16,7 @@ the choice is unique both ways.
 
 from __future__ import annotations
 
-from .dotrewrites import _Solo, _before_inputs, _copies_by_fp, _strip_after, _top
+from .dot_inputs import _Solo, _before_inputs, _copies_by_fp, _strip_after, _top
 from .partition import holds_shape, num_partitions
 
 

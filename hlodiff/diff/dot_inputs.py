@@ -1,0 +1,77 @@
+"""Where a dot's operands live, before and after optimization (shared by the passes that
+follow dots XLA rebuilt: dotrewrites.py, library_dots.py).
+
+Seen through layout-only ops (bitcast, copy, transpose, reshape) and fusion parameters, to
+the top-level instructions; a fusion's copies of a producer count as the producer (fusion
+passes copy a producer into several kernels, and a rebuilt dot may read any copy). Nothing
+here imports the matcher: the matcher's own steps use it.
+"""
+
+from __future__ import annotations
+
+from .view import Node, View
+
+_SEE_THROUGH = {"bitcast", "copy", "transpose", "reshape"}
+
+
+def _top(view: View, i: int) -> int:
+    n = view.nodes[i]
+    return n.fusion if n.fusion >= 0 else i
+
+
+def _strip_after(view: View, i: int) -> int:
+    for _ in range(8):
+        n = view.nodes[i]
+        if n.opcode not in _SEE_THROUGH or not n.operands:
+            break
+        i = n.operands[0]
+    return _top(view, i)
+
+
+def _after_inputs(view: View, x: Node) -> set[int]:
+    """The top-level after instructions a dot reads, through layout-only ops."""
+    out: set[int] = set()
+    for o in x.operands:
+        out.add(_strip_after(view, o))
+        out.add(_top(view, o))
+    return out
+
+
+def _copies_by_fp(A: View) -> dict[int, set[int]]:
+    """Subgraph fingerprint -> the fusions computing it: fusion passes copy a producer (and
+    its own producers) into several kernels, and the rebuilt dot may read any copy."""
+    out: dict[int, set[int]] = {}
+    for x in A.nodes:
+        if x.fusion >= 0 and x.alias < 0 and x.opcode not in ("parameter", "constant"):
+            out.setdefault(x.fp, set()).add(x.fusion)
+    return out
+
+
+def _before_inputs(m, d: Node, dup: dict[int, set[int]]) -> set[int]:
+    """Where the before dot's operands live after optimization (top-level instructions),
+    including the fusions that compute a copy of them (``dup``)."""
+    B, A = m.before, m.after
+    out: set[int] = set()
+    for o in d.operands:
+        x = o
+        for _ in range(8):
+            y = m.b2a[x]
+            if y >= 0:
+                out.add(_strip_after(A, y))
+                out.add(_top(A, y))
+                out.update(dup.get(A.nodes[y].fp, ()))
+                break
+            n = B.nodes[x]
+            if n.opcode not in _SEE_THROUGH or not n.operands:
+                break
+            x = n.operands[0]
+    return out
+
+
+class _Solo:
+    """One operand of a dot, for :func:`_before_inputs`."""
+
+    __slots__ = ("operands",)
+
+    def __init__(self, d: Node, k: int):
+        self.operands = [d.operands[k]]
