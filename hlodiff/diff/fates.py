@@ -662,7 +662,7 @@ class FateBuilder:
                         f"simplification; the summed value is in {rs.name} (partitioned: "
                         f"each device computes a partial result, a collective adds them)")
             return f
-        src = forwarding.view_source(B, b)
+        src = forwarding.view_source(B, b, m)
         bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
         if bc is not None:  # the reshape decomposer runs after CSE (late_views)
             self.late_views.add(b.idx)
