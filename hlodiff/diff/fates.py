@@ -368,6 +368,9 @@ class FateBuilder:
             f.reason = (f"transpose(dot(a, b)) rebuilt as one {a.name} = dot(b, a) by algebraic "
                         f"simplification: the {'transpose is' if b.opcode == 'transpose' else 'dot lives on as'} "
                         f"{'folded into ' + a.name if b.opcode == 'transpose' else a.name}")
+            if self.nparts > 1 and (rs := reshard.summed_transpose(m, b, a)) is not None:
+                self._set_after(f, rs)  # cpu8: the partials' sum, in the all-reduce
+                f.reason += f"; the summed value is in {rs.name} (each device's dot is partial)"
             if a.opcode == "multiply":  # then dot strength reduction (strength_reduced.py)
                 f.reason = strength_reduced.reason(b, B, a, self.nparts)
             return f
