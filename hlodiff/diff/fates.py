@@ -368,6 +368,9 @@ class FateBuilder:
             f.reason = (f"transpose(dot(a, b)) rebuilt as one {a.name} = dot(b, a) by algebraic "
                         f"simplification: the {'transpose is' if b.opcode == 'transpose' else 'dot lives on as'} "
                         f"{'folded into ' + a.name if b.opcode == 'transpose' else a.name}")
+            if self.nparts > 1 and (rs := reshard.summed_transpose(m, b, a)) is not None:
+                self._set_after(f, rs)  # cpu8: the partials' sum, in the all-reduce
+                f.reason += f"; the summed value is in {rs.name} (each device's dot is partial)"
             if a.opcode == "multiply":  # then dot strength reduction (strength_reduced.py)
                 f.reason = strength_reduced.reason(b, B, a, self.nparts)
             return f
@@ -662,7 +665,7 @@ class FateBuilder:
                         f"simplification; the summed value is in {rs.name} (partitioned: "
                         f"each device computes a partial result, a collective adds them)")
             return f
-        src = forwarding.view_source(B, b)
+        src = forwarding.view_source(B, b, m)
         bc = forwarding.became_view(m, self.views, b, src) if src is not None else None
         if bc is not None:  # the reshape decomposer runs after CSE (late_views)
             self.late_views.add(b.idx)

@@ -10,6 +10,7 @@ survived), not in the consumer that replaced its users.
 from __future__ import annotations
 
 from ..hlo.model import Instruction
+from .unit_reduces import unit_reduce_source
 from .view import Node, View
 
 _VIEWS = ("reshape", "bitcast", "copy", "broadcast", "transpose")
@@ -29,8 +30,11 @@ def same_values(i: Instruction, o: Instruction) -> bool:
     return False
 
 
-def view_source(v: View, b: Node) -> Node | None:
-    """The operand whose value ``b`` only re-views, or None."""
+def view_source(v: View, b: Node, m=None) -> Node | None:
+    """The operand whose value ``b`` only re-views, or None (a reduce summing nothing
+    re-views its input: :mod:`unit_reduces`, given the matching ``m``)."""
+    if b.opcode == "reduce":
+        return unit_reduce_source(m, b) if m is not None else None
     if b.opcode not in _VIEWS or len(b.operands) != 1:
         return None
     o = v.nodes[b.operands[0]]

@@ -109,6 +109,19 @@ def negated(m, src, survivor: dict[int, int]):
         if i < 0 or B.nodes[i].opcode != "reduce" or not B.nodes[i].operands:
             continue
         o = B.nodes[i].operands[0]
-        if m.how.get(o) == "moved negate":
+        if m.how.get(o) == "moved negate" or moved_out(m, i, o):
             return m.after.nodes[m.b2a[o]]
     return None
+
+
+def moved_out(m, r: int, o: int) -> bool:
+    """The before negate ``o`` read by the reduce ``r`` is paired, by whichever step, with an
+    after negate that the reduce's partner does not read: algsimp moved it out of the
+    reduction. On 8 CPU devices the rewrite step pairs it before ``pair_moved_negates``
+    runs (unseen gpt_rope_adamw: ``neg.31`` with ``negate.69`` in ``add_bitcast_fusion.6``,
+    ``reduce_sum.518`` with ``reduce.103`` in ``multiply_reduce_fusion.23``)."""
+    B, A = m.before, m.after
+    y, z = m.b2a[o], m.b2a[r]
+    if B.nodes[o].opcode != "negate" or y < 0 or z < 0 or A.nodes[y].opcode != "negate":
+        return False
+    return y not in A.nodes[z].operands
