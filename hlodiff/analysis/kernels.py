@@ -125,7 +125,8 @@ def backend_config(inst: Instruction) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _dims(text: str | None) -> tuple[int, ...]:
+def dims_attr(text: str | None) -> tuple[int, ...]:
+    """The numbers of a dimension-list attribute (``lhs_contracting_dims={0,2}``)."""
     if not text:
         return ()
     return tuple(int(x) for x in text.strip("{} ").split(",") if x.strip().lstrip("-").isdigit())
@@ -163,7 +164,7 @@ def dot_flops(inst: Instruction, lhs: Shape | None) -> int:
     """2 x output elements x contracted elements of a dot (0 when the lhs is unknown)."""
     if lhs is None or lhs.is_tuple:
         return 0
-    contract = _dims(inst.attrs.get("lhs_contracting_dims"))
+    contract = dims_attr(inst.attrs.get("lhs_contracting_dims"))
     return 2 * _main_result(inst).num_elements * _prod(lhs.dims[d] for d in contract
                                                         if d < lhs.rank)
 
@@ -501,7 +502,7 @@ def _split_k(module: Module, comp: Computation, users: dict[str, list[Instructio
             continue
         for red in cands:
             if (red.operands and red.operands[0] in fed and not red.shape.is_tuple
-                    and _dims(red.attrs.get("dimensions")) == (0,)
+                    and dims_attr(red.attrs.get("dimensions")) == (0,)
                     and red.shape.num_elements * shape.dims[0] == shape.num_elements
                     and tuple(red.shape.dims) == want and red.op_name == inst.op_name):
                 return user

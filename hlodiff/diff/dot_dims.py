@@ -24,13 +24,8 @@ left to the other evidence.
 
 from __future__ import annotations
 
+from ..analysis.kernels import dims_attr
 from .view import Node, View
-
-
-def _dims(text: str | None) -> set[int]:
-    if not text:
-        return set()
-    return {int(t) for t in text.strip("{} ").split(",") if t.strip().isdigit()}
 
 
 def _labels(shape, batch: set[int], contract: set[int]) -> str | None:
@@ -59,8 +54,8 @@ def contraction_labels(view: View, n: Node) -> tuple[str, str] | None:
     out = []
     for k, side in enumerate(("lhs", "rhs")):
         shape = view.nodes[ops[k]].inst.shape
-        lab = _labels(shape, _dims(a.get(f"{side}_batch_dims")),
-                      _dims(a.get(f"{side}_contracting_dims")))
+        lab = _labels(shape, set(dims_attr(a.get(f"{side}_batch_dims"))),
+                      set(dims_attr(a.get(f"{side}_contracting_dims"))))
         if lab is None:
             return None
         out.append(lab)
@@ -149,8 +144,7 @@ def settle_twin_dots(m, b: Node, cands: list[int], best: int, ties: list[int],
     top = max(fair)
     even = [y for y, s in zip(cands, fair) if s == top]
     if len(even) == 1 and even[0] != best:  # the best only by which copy was paired
-        if best not in prefer_same_contraction(m, b.idx, [even[0], best], key) or \
-                prefer_same_contraction(m, b.idx, [even[0], best], key) == [even[0], best]:
+        if prefer_same_contraction(m, b.idx, [even[0], best], key) != [best]:
             return even[0], [even[0]]
         return best, ties
     if len(even) < 2:

@@ -14,30 +14,32 @@ from .view import Node, View
 _SEE_THROUGH = {"bitcast", "copy", "transpose", "reshape"}
 
 
-def _top(view: View, i: int) -> int:
+def top_of(view: View, i: int) -> int:
+    """The top-level instruction standing for node ``i``: its fusion when it is fused."""
     n = view.nodes[i]
     return n.fusion if n.fusion >= 0 else i
 
 
-def _strip_after(view: View, i: int) -> int:
+def strip_after(view: View, i: int) -> int:
+    """Back through layout-only ops from node ``i``, then :func:`top_of`."""
     for _ in range(8):
         n = view.nodes[i]
         if n.opcode not in _SEE_THROUGH or not n.operands:
             break
         i = n.operands[0]
-    return _top(view, i)
+    return top_of(view, i)
 
 
-def _after_inputs(view: View, x: Node) -> set[int]:
+def after_inputs(view: View, x: Node) -> set[int]:
     """The top-level after instructions a dot reads, through layout-only ops."""
     out: set[int] = set()
     for o in x.operands:
-        out.add(_strip_after(view, o))
-        out.add(_top(view, o))
+        out.add(strip_after(view, o))
+        out.add(top_of(view, o))
     return out
 
 
-def _copies_by_fp(A: View) -> dict[int, set[int]]:
+def copies_by_fp(A: View) -> dict[int, set[int]]:
     """Subgraph fingerprint -> the fusions computing it: fusion passes copy a producer (and
     its own producers) into several kernels, and the rebuilt dot may read any copy."""
     out: dict[int, set[int]] = {}
@@ -47,7 +49,7 @@ def _copies_by_fp(A: View) -> dict[int, set[int]]:
     return out
 
 
-def _before_inputs(m, d: Node, dup: dict[int, set[int]]) -> set[int]:
+def before_inputs(m, d: Node, dup: dict[int, set[int]]) -> set[int]:
     """Where the before dot's operands live after optimization (top-level instructions),
     including the fusions that compute a copy of them (``dup``)."""
     B, A = m.before, m.after
@@ -57,8 +59,8 @@ def _before_inputs(m, d: Node, dup: dict[int, set[int]]) -> set[int]:
         for _ in range(8):
             y = m.b2a[x]
             if y >= 0:
-                out.add(_strip_after(A, y))
-                out.add(_top(A, y))
+                out.add(strip_after(A, y))
+                out.add(top_of(A, y))
                 out.update(dup.get(A.nodes[y].fp, ()))
                 break
             n = B.nodes[x]
@@ -68,8 +70,8 @@ def _before_inputs(m, d: Node, dup: dict[int, set[int]]) -> set[int]:
     return out
 
 
-class _Solo:
-    """One operand of a dot, for :func:`_before_inputs`."""
+class Solo:
+    """One operand of a dot, for :func:`before_inputs`."""
 
     __slots__ = ("operands",)
 

@@ -20,8 +20,7 @@ Candidates are scored by shared operands (and the transpose's op_name); repeated
 from __future__ import annotations
 
 from . import splitk
-from .dot_inputs import (_SEE_THROUGH, _Solo, _after_inputs, _before_inputs,  # noqa: F401
-                         _copies_by_fp, _strip_after, _top)
+from .dot_inputs import Solo, after_inputs, before_inputs, copies_by_fp, strip_after, top_of
 from .match import Matching
 from .reshard_paths import resharded_sources
 from .view import Node, View
@@ -39,9 +38,9 @@ def _own_orientation(m: Matching, d: Node, x: Node, dup: dict[int, set[int]]) ->
     if d.sig is None or x.sig is None or d.sig[6] != x.sig[6] or \
             len(d.operands) != 2 or len(x.operands) != 2:
         return False
-    w0, w1 = (_before_inputs(m, _Solo(d, k), dup) for k in (0, 1))
-    a0 = {_strip_after(m.after, x.operands[0]), _top(m.after, x.operands[0])}
-    a1 = {_strip_after(m.after, x.operands[1]), _top(m.after, x.operands[1])}
+    w0, w1 = (before_inputs(m, Solo(d, k), dup) for k in (0, 1))
+    a0 = {strip_after(m.after, x.operands[0]), top_of(m.after, x.operands[0])}
+    a1 = {strip_after(m.after, x.operands[1]), top_of(m.after, x.operands[1])}
     return bool(a0 & w0) and bool(a1 & w1) and not (a0 & w1) and not (a1 & w0)
 
 
@@ -81,8 +80,8 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
         if yt >= 0 and A.nodes[yt].opcode != "dot":
             continue  # the transpose lives on as itself (or a bitcast/copy)
         if dup is None:
-            dup = _copies_by_fp(A)
-        want = _before_inputs(m, d, dup)
+            dup = copies_by_fp(A)
+        want = before_inputs(m, d, dup)
         same = dots_by_dims.get(t.mdims, [])
         groups = [same]
         if nparts > 1:  # gpu8b: dots of other dims only when none of the transpose's own
@@ -102,7 +101,7 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
             if nparts > 1 and _own_orientation(m, d, x, dup):
                 continue  # cpu8: the dot itself, partitioned (renamed), in its own order
             xd = A.nodes[x.operands[0]] if x.opcode == "reduce" else x  # (split-K)
-            shared: float = len(want & _after_inputs(A, xd))
+            shared: float = len(want & after_inputs(A, xd))
             if shared == 0 and nparts > 1:  # shard4: read through the partitioner's
                 # resharding (reshard_paths): weaker evidence than a direct read
                 shared = 0.25 * len(want & resharded_sources(A, x))

@@ -67,7 +67,6 @@ class FateBuilder:
         self.upcast = normalization.upcast(self)
         self.dot_t, self.dot_ties = transposed_dots(m)
         self.dot_t.update(strength_reduced.reduced_transposed_dots(m, self.dot_t))
-        self.dot_t.update(strength_reduced.reduced_transposed_dots(m, self.dot_t))
         self.inline_first = inliner_before_dce(self.A.module)
         self.first_dead = set() if self.inline_first else first_dce.first_dce_dead(self.B.module)
         self.views = forwarding.alias_views(self.A)

@@ -16,12 +16,12 @@ the choice is unique both ways.
 
 from __future__ import annotations
 
-from .dot_inputs import _Solo, _before_inputs, _copies_by_fp, _strip_after, _top
+from .dot_inputs import Solo, before_inputs, copies_by_fp, strip_after, top_of
 from .partition import holds_shape, num_partitions
 
 
 def _after_sets(A, x) -> list[set[int]]:
-    return [{_strip_after(A, o), _top(A, o)} for o in x.operands]
+    return [{strip_after(A, o), top_of(A, o)} for o in x.operands]
 
 
 def _fits(w: list[set[int]], h: list[set[int]]) -> bool:
@@ -39,14 +39,14 @@ def pair_unnamed_dots(m) -> int:
     if not cands:
         return 0
     nparts = max(1, num_partitions(B.module, A.module))
-    dup = _copies_by_fp(A)
+    dup = copies_by_fp(A)
     have = {x.idx: _after_sets(A, x) for x in cands}
     hits: dict[int, list[int]] = {}
     back: dict[int, list[int]] = {}
     for b in B.nodes:
         if b.opcode != "dot" or m.b2a[b.idx] >= 0 or b.alias >= 0 or len(b.operands) != 2:
             continue
-        want = [_before_inputs(m, _Solo(b, k), dup) for k in (0, 1)]
+        want = [before_inputs(m, Solo(b, k), dup) for k in (0, 1)]
         if not want[0] or not want[1]:
             continue
         for x in cands:

@@ -21,6 +21,7 @@ two broadcasts holding the transpose's shape.
 
 from __future__ import annotations
 
+from ..analysis.kernels import dims_attr
 from .match import Matching
 from .partition import holds_shape, num_partitions
 from .view import Node, View
@@ -51,10 +52,7 @@ def outer_product_at(A: View, y: int) -> Node | None:
         return n
     if n.opcode not in ("broadcast",) + _VIEWS:
         return None
-    users = [A.nodes[u] for u in n.users if _outer(A, A.nodes[u])]
-    if not users:  # users of fused nodes are listed by raw operand
-        users = [x for x in A.nodes if x.fusion == n.fusion and y in x.raw_operands
-                 and _outer(A, x)] if n.fusion >= 0 else []
+    users = [A.nodes[u] for u in n.users if _outer(A, A.nodes[u])]  # (fused ones too)
     return users[0] if len(users) == 1 else None
 
 
@@ -96,15 +94,14 @@ def reduced_transposed_dots(m: Matching, known: dict[int, int]) -> dict[int, int
 def contracted_per_device(b: Node, B: View, nparts: int) -> int | None:
     """Elements the before dot ``b`` sums over, per device when partitioned evenly (None:
     unknown)."""
-    dims = b.inst.attrs.get("lhs_contracting_dims", "")
     ops = b.raw_operands
     if not ops:
         return None
     shape = B.nodes[ops[0]].inst.shape.dims
     size = 1
-    for t in dims.strip("{} ").split(","):
-        if t.strip().isdigit() and int(t) < len(shape):
-            size *= shape[int(t)]
+    for t in dims_attr(b.inst.attrs.get("lhs_contracting_dims")):
+        if 0 <= t < len(shape):
+            size *= shape[t]
     return max(1, size // nparts) if size % nparts == 0 else None
 
 

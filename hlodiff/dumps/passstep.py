@@ -482,7 +482,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             wrappers = _wrappers(cur, added_set)
         own = wrappers.get(_wrapper_key(i))
         if own is not None and len(own) == 1:  # rebuilt on its own (dot_decomposer...)
-            inner = _canonical_rewrite(cur, added_set, prev.top[rem.name].opcode, own[0])
+            inner = _canonical_rewrite(cur, added_set, i.opcode, own[0])
             if inner != own[0]:
                 rem.into = inner
                 continue
