@@ -12,6 +12,7 @@ an after candidate, the paired nodes reached from both through not yet paired on
 from __future__ import annotations
 
 from .param_deps import closest
+from .stacked_reads import same_layer
 
 _DEPTH = 5
 # tuples, their elements and data-movement ops: passes build new ones carrying the op_name
@@ -65,8 +66,41 @@ def anchor_score(m, b: int, a: int) -> int:
     return s
 
 
+# slices keep their bounds through fusion, layout assignment and the partitioner (on
+# unsharded dimensions); the dimensions of reduces, broadcasts and transposes do not (the
+# reshape mover and algsimp rebuild them on other shapes: zoo mlp_mixer on 8 H100s, a bias
+# gradient's reduce_sum.356 lives in wrapped_reduce.5 over other dimensions)
+_BOUNDS_KEPT = ("slice", "dynamic-slice")
+
+
+def local_attrs(n) -> tuple:
+    """What defines an instruction's value apart from its operands and shape: literal,
+    dimensions, tuple index, custom-call target and the value attributes (slice bounds,
+    contracting dimensions, padding ...), from the node's signature."""
+    return n.sig[2:7] if n.sig else ()
+
+
+def same_attrs(m, b: int, cands: list[int]) -> list[int]:
+    """The candidates whose local attributes equal the before node's, when some but not
+    all do (gpu8 fresh 10 bf16_layernorm_residual: two layers' ``slice`` of one stacked
+    weight, [0:1] and [1:2], each fused into its own gemm kernel, tie on every neighbour;
+    only the bounds tell which layer a kernel's slice is). A pass may rewrite attributes
+    (a partitioned dimension's bounds, algsimp's merged slices): then none or every
+    candidate agrees and the list stays as it was. Only slices are told apart this way:
+    other opcodes' attributes change under rewrites (``_BOUNDS_KEPT``)."""
+    nb, An = m.before.nodes[b], m.after.nodes
+    if nb.opcode not in _BOUNDS_KEPT or any(An[y].opcode != nb.opcode for y in cands):
+        return cands
+    key = local_attrs(nb)
+    hit = [y for y in cands if local_attrs(An[y]) == key]
+    return hit if hit and len(hit) < len(cands) else cands
+
+
 def best_by_anchors(m, b: int, cands: list[int]) -> list[int]:
     """The candidates with the highest anchor score (all of them when none scores)."""
+    if len(cands) < 2:
+        return cands
+    cands = same_layer(m, b, same_attrs(m, b, cands))
     if len(cands) < 2:
         return cands
     cands = closest(m, b, cands)  # gpu8n: the other layer's twin reads other parameters

@@ -15,6 +15,7 @@ from collections import defaultdict
 
 from .param_deps import distance
 from .anchors import anchor_score
+from .stacked_reads import other_layer
 from .view import _match_dims
 
 _VIEWS = ("bitcast", "reshape", "transpose", "copy")
@@ -72,7 +73,9 @@ def pair_wrapped(m) -> int:
     for k, xs in found.items():
         bs = [b for b in wanted[k] if m.b2a[b] < 0]
         # the nearest parameter set first (gpu8n: another layer's twin), then anchors
-        scored = sorted((((-distance(m, b, x), anchor_score(m, b, x)), b, x)
+        # (another layer's slice of a stacked weight rules a candidate out first)
+        scored = sorted((((-other_layer(m, b, x), -distance(m, b, x), anchor_score(m, b, x)),
+                          b, x)
                          for b in bs for x in xs if An[x].opcode == Bn[b].opcode),
                         reverse=True)
         held: set[int] = set()  # (gpu8n) tied twins, and what they were tied over

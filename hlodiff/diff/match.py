@@ -21,7 +21,7 @@ import re
 
 from collections import defaultdict
 
-from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins
+from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins, same_attrs
 from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state, param_reads, splitk
 from .cse_pairs import pair_survivors
@@ -370,6 +370,9 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
                 best, best_s, ties = y, s, [y]
             elif s == best_s and s > 0:
                 ties.append(y)
+        if best >= 0 and best_s >= 2 and len(ties) > 1:
+            ties = same_attrs(m, b.idx, ties)
+            best = ties[0]
         if best >= 0 and best_s >= 2 and len(ties) > 1:
             if not settle_ties:
                 continue  # anchors are costly and weigh more once the rest is paired
