@@ -66,6 +66,7 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
             dots_by_dims.setdefault(y.mdims, []).append(y)
     if not dots_by_dims:
         return {}, {}
+    dot_names = {x.op_name for xs in dots_by_dims.values() for x in xs if x.op_name}
     from .partition import holds_shape, num_partitions
     nparts = num_partitions(B.module, A.module)  # shard helper: matching ignores dims then
     scored: list[tuple[float, int, int, int]] = []
@@ -77,8 +78,17 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
         if d.opcode != "dot" or d.users != [t.idx]:
             continue
         yt = m.b2a[t.idx]
-        if yt >= 0 and A.nodes[yt].opcode != "dot":
+        if yt >= 0 and A.nodes[yt].opcode != "dot" and not (
+                m.how.get(t.idx) == "rewrite" and A.nodes[yt].opcode == "transpose"
+                and t.op_name in dot_names):
             continue  # the transpose lives on as itself (or a bitcast/copy)
+            # (an after transpose paired by op_name alone is no such evidence where an
+            # after dot carries the transpose's op_name too: the partitioner's resharding
+            # and layout assignment add transposes that carry the op_name of the value
+            # they move; gpu8 fresh 9 soft_moe_slots: transpose.13's value is
+            # gemm_fusion_dot.27's dot.42, which carries its op_name, and transpose.52.1,
+            # also carrying it, reads that dot's result. Without such a dot the transpose
+            # is its own: fresh 4 gqa_attention_step, transpose.14 fused into a gemm)
         if dup is None:
             dup = copies_by_fp(A)
         want = before_inputs(m, d, dup)
