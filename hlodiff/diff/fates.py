@@ -10,7 +10,7 @@ from . import gemm_converts, library_results, splitk, spmd_reshapes, sunk_broadc
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
-from . import first_dce  # oldh2
+from . import bitcast_views, first_dce  # oldh2
 from .dotrewrites import transposed_dots
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
@@ -785,6 +785,7 @@ class FateBuilder:
         library_results.name_results(self.m, out)  # gpu8n: element 0 of a library call
         gemm_converts.fuse_round_trips(self.m, out)  # fp8 round trips in a gemm kernel
         splitk.explain(self.A, out)  # h100: what a split-K reduce sums
+        bitcast_views.name_viewed_bytes(self.m, out, self.where)
         duplicates.annotate(self.m, out)
         spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)
