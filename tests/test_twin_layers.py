@@ -79,3 +79,14 @@ def test_transposed_dot_is_not_the_later_transpose_with_its_op_name():
         assert f.fate == "rewritten" and f.fusion == "gemm_fusion_dot.27", (name, f.fusion,
                                                                             f.reason)
         assert "dot.42 = dot(b, a)" in f.reason
+
+
+def test_a_fused_scalar_copy_does_not_pull_a_layer_into_another_layers_kernel(layers):
+    _, _, r = layers
+    # both layers' bias-gradient reduces read one before literal constant.25 (their 0);
+    # fusion copies it into loop_add_fusion.2 and .3, and the copy it was paired with drew
+    # layer 0's reduces into layer 1's kernel (the pass dumps: .131 in .2, .142 in .3)
+    for name, kernel in (("reduce_sum.131", "loop_add_fusion.2"),
+                         ("reduce_sum.142", "loop_add_fusion.3")):
+        f = r.fate_of(name)
+        assert f.fate == "fused" and f.fusion == kernel, (name, f.fusion, f.reason)

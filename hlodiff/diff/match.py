@@ -17,6 +17,7 @@ all pairs, so the cascade is near-linear in module size.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from collections import defaultdict
@@ -309,6 +310,28 @@ def _score(m: Matching, b: Node, a: Node, key=None) -> int:
     return s
 
 
+def _scalar_values(m: Matching):
+    """An after node as what counts for the similarity score: a scalar literal inside a
+    kernel counts as nothing. Fusion copies a scalar (a reduce's 0, a max's -inf) into
+    every kernel that reads it, and one before literal often serves every layer; whichever
+    copy the cascade paired it with, that copy's kernel is no evidence that a candidate
+    reading it is the before node's partner (gpu8 fresh 10 bf16_layernorm_residual: the
+    reduces of both layers' bias gradients read ``constant.25``, paired with the copy in
+    ``loop_add_fusion.3``, and layer 0's were pulled there). Counting every copy alike
+    instead would let any reader of a 0 reach the score threshold on that alone."""
+    An = m.after.nodes
+    never = itertools.count()
+
+    def key(y: int):
+        n = An[y]
+        sh = n.inst.shape
+        if n.opcode == "constant" and n.fusion >= 0 and sh is not None and \
+                not sh.is_tuple and not sh.dims:
+            return ("scalar", next(never))  # equal to nothing, not even itself
+        return y
+    return key
+
+
 def _bodies(m: Matching) -> None:
     """Parameters and roots of the bodies of matched while/conditional instructions."""
     B, A = m.before, m.after
@@ -349,6 +372,7 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
     for n in _live(An):
         if m.a2b[n.idx] < 0 and n.opcode != "parameter":
             bucket[(n.opcode, n.mdims, n.op_name)].append(n.idx)
+    scalars = _scalar_values(m)
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.opcode == "parameter":
@@ -365,7 +389,7 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
                 break
             if b.mdims != b.dims and not may_be_piece(b.inst.shape, An[y].inst.shape):
                 continue  # shard4: not a per-device piece of b's shape
-            s = _score(m, b, An[y])
+            s = _score(m, b, An[y], scalars)
             if s > best_s:
                 best, best_s, ties = y, s, [y]
             elif s == best_s and s > 0:
