@@ -17,7 +17,6 @@ all pairs, so the cascade is near-linear in module size.
 
 from __future__ import annotations
 
-import itertools
 import re
 
 from collections import defaultdict
@@ -59,6 +58,7 @@ class Matching:
         self.after = after
         self.b2a = [-1] * len(before.nodes)
         self.a2b = [-1] * len(after.nodes)
+        self.scalar_copies: set[int] | None = None  # computed by _scalar_copies
         self.how: dict[int, str] = {}
         # before node -> after candidates nothing told apart (the pair took the first)
         self.twins: dict[int, list[int]] = {}
@@ -282,17 +282,18 @@ def _agree(m: Matching, b: Node, a: Node) -> int:
     return sum(1 for x in b.operands if b2a[x] >= 0 and b2a[x] in ao)
 
 
-def _score(m: Matching, b: Node, a: Node, key=None) -> int:
+def _score(m: Matching, b: Node, a: Node, key=None, skip=None) -> int:
     """How well the after node ``a`` fits the before node ``b`` by their paired neighbours:
     2 per operand paired with ``a``'s operand at the same position (1 elsewhere), 2 per
     user paired with a user of ``a``, 1 for the same source line. ``key`` maps an after
-    node to what counts as the same value (default: itself)."""
+    node to what counts as the same value (default: itself); operands paired with a node
+    in ``skip`` count nothing."""
     b2a = m.b2a
     s = 0
     ao = a.operands if key is None else [key(o) for o in a.operands]
     for i, x in enumerate(b.operands):
         y = b2a[x]
-        if y >= 0:
+        if y >= 0 and not (skip and y in skip):
             if key is not None:
                 y = key(y)
             if i < len(ao) and ao[i] == y:
@@ -310,26 +311,24 @@ def _score(m: Matching, b: Node, a: Node, key=None) -> int:
     return s
 
 
-def _scalar_values(m: Matching):
-    """An after node as what counts for the similarity score: a scalar literal inside a
-    kernel counts as nothing. Fusion copies a scalar (a reduce's 0, a max's -inf) into
-    every kernel that reads it, and one before literal often serves every layer; whichever
-    copy the cascade paired it with, that copy's kernel is no evidence that a candidate
-    reading it is the before node's partner (gpu8 fresh 10 bf16_layernorm_residual: the
-    reduces of both layers' bias gradients read ``constant.25``, paired with the copy in
-    ``loop_add_fusion.3``, and layer 0's were pulled there). Counting every copy alike
-    instead would let any reader of a 0 reach the score threshold on that alone."""
-    An = m.after.nodes
-    never = itertools.count()
-
-    def key(y: int):
-        n = An[y]
-        sh = n.inst.shape
-        if n.opcode == "constant" and n.fusion >= 0 and sh is not None and \
-                not sh.is_tuple and not sh.dims:
-            return ("scalar", next(never))  # equal to nothing, not even itself
-        return y
-    return key
+def _scalar_copies(m: Matching) -> set[int]:
+    """Scalar literals inside kernels: no evidence of place for the similarity score.
+    Fusion copies a scalar (a reduce's 0, a max's -inf) into every kernel that reads it,
+    and one before literal often serves every layer; whichever copy the cascade paired it
+    with, that copy's kernel says nothing about which candidate is a reader's partner
+    (gpu8 fresh 10 bf16_layernorm_residual: the reduces of both layers' bias gradients
+    read ``constant.25``, paired with the copy in ``loop_add_fusion.3``, and layer 0's were
+    pulled there). Counting every copy alike instead would let any reader of a 0 reach
+    the score threshold on that alone."""
+    out = m.scalar_copies
+    if out is None:
+        out = m.scalar_copies = set()
+        for n in m.after.nodes:
+            sh = n.inst.shape
+            if n.opcode == "constant" and n.fusion >= 0 and sh is not None and \
+                    not sh.is_tuple and not sh.dims:
+                out.add(n.idx)
+    return out
 
 
 def _bodies(m: Matching) -> None:
@@ -372,7 +371,7 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
     for n in _live(An):
         if m.a2b[n.idx] < 0 and n.opcode != "parameter":
             bucket[(n.opcode, n.mdims, n.op_name)].append(n.idx)
-    scalars = _scalar_values(m)
+    scalars = _scalar_copies(m)
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.opcode == "parameter":
@@ -389,7 +388,7 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
                 break
             if b.mdims != b.dims and not may_be_piece(b.inst.shape, An[y].inst.shape):
                 continue  # shard4: not a per-device piece of b's shape
-            s = _score(m, b, An[y], scalars)
+            s = _score(m, b, An[y], skip=scalars)
             if s > best_s:
                 best, best_s, ties = y, s, [y]
             elif s == best_s and s > 0:
