@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .param_deps import closest
 from .stacked_reads import same_layer
+from .view import local_attrs
 
 _DEPTH = 5
 # tuples, their elements and data-movement ops: passes build new ones carrying the op_name
@@ -71,13 +72,6 @@ def anchor_score(m, b: int, a: int) -> int:
 # reshape mover and algsimp rebuild them on other shapes: zoo mlp_mixer on 8 H100s, a bias
 # gradient's reduce_sum.356 lives in wrapped_reduce.5 over other dimensions)
 _BOUNDS_KEPT = ("slice", "dynamic-slice")
-
-
-def local_attrs(n) -> tuple:
-    """What defines an instruction's value apart from its operands and shape: literal,
-    dimensions, tuple index, custom-call target and the value attributes (slice bounds,
-    contracting dimensions, padding ...), from the node's signature."""
-    return n.sig[2:7] if n.sig else ()
 
 
 def same_attrs(m, b: int, cands: list[int]) -> list[int]:

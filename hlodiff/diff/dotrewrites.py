@@ -78,17 +78,18 @@ def transposed_dots(m: Matching) -> tuple[dict[int, int], dict[int, list[int]]]:
         if d.opcode != "dot" or d.users != [t.idx]:
             continue
         yt = m.b2a[t.idx]
+        # the transpose lives on as itself (or a bitcast/copy) -- unless it was paired by
+        # op_name alone with an after transpose while an after dot carries that op_name
+        # too: the partitioner's resharding and layout assignment add transposes that
+        # carry the op_name of the value they move (gpu8 fresh 9 soft_moe_slots:
+        # transpose.13's value is gemm_fusion_dot.27's dot.42, which carries its op_name;
+        # transpose.52.1, also carrying it, reads that dot's result). Without such a dot
+        # the transpose is its own (fresh 4 gqa_attention_step: transpose.14 fused into a
+        # gemm kernel).
+        by_name_only = m.how.get(t.idx) == "rewrite" and t.op_name in dot_names
         if yt >= 0 and A.nodes[yt].opcode != "dot" and not (
-                m.how.get(t.idx) == "rewrite" and A.nodes[yt].opcode == "transpose"
-                and t.op_name in dot_names):
-            continue  # the transpose lives on as itself (or a bitcast/copy)
-            # (an after transpose paired by op_name alone is no such evidence where an
-            # after dot carries the transpose's op_name too: the partitioner's resharding
-            # and layout assignment add transposes that carry the op_name of the value
-            # they move; gpu8 fresh 9 soft_moe_slots: transpose.13's value is
-            # gemm_fusion_dot.27's dot.42, which carries its op_name, and transpose.52.1,
-            # also carrying it, reads that dot's result. Without such a dot the transpose
-            # is its own: fresh 4 gqa_attention_step, transpose.14 fused into a gemm)
+                by_name_only and A.nodes[yt].opcode == "transpose"):
+            continue
         if dup is None:
             dup = copies_by_fp(A)
         want = before_inputs(m, d, dup)

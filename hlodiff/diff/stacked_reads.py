@@ -17,7 +17,7 @@ Evidence: gpu8 fresh 10 bf16_layernorm_residual, whose two layers' gradient dots
 
 from __future__ import annotations
 
-from .view import Node, View
+from .view import Node, View, local_attrs
 
 # what carries a weight slice to its reader unchanged in value (up to type and layout)
 _CARRIERS = {"reshape", "bitcast", "copy", "transpose", "convert"}
@@ -40,7 +40,7 @@ def _reads(view: View, n: Node, param_key) -> set[tuple]:
                 if src.opcode == "parameter":
                     k = param_key(src.idx)
                     if k is not None:
-                        out.add((k, x.sig[2:7] if x.sig else ()))
+                        out.add((k, local_attrs(x)))
             elif x.opcode in _CARRIERS:
                 nxt.extend(x.operands)
         frontier = nxt
@@ -59,15 +59,19 @@ def _other_layer(b_reads: set[tuple], a_reads: set[tuple]) -> bool:
     return False
 
 
+def _before_reads(m, b: int) -> set[tuple]:
+    b2a = m.b2a
+    return _reads(m.before, m.before.nodes[b], lambda i: b2a[i] if b2a[i] >= 0 else None)
+
+
+def _reads_other(m, br: set[tuple], a: int) -> bool:
+    return bool(br) and _other_layer(br, _reads(m.after, m.after.nodes[a], lambda i: i))
+
+
 def other_layer(m, b: int, a: int) -> bool:
     """The after node ``a`` reads another slice of a stacked parameter than the before
     node ``b`` reads (both parameters paired)."""
-    b2a = m.b2a
-    br = _reads(m.before, m.before.nodes[b], lambda i: b2a[i] if b2a[i] >= 0 else None)
-    if not br:
-        return False
-    ar = _reads(m.after, m.after.nodes[a], lambda i: i)
-    return _other_layer(br, ar)
+    return _reads_other(m, _before_reads(m, b), a)
 
 
 def same_layer(m, b: int, cands: list[int]) -> list[int]:
@@ -75,5 +79,8 @@ def same_layer(m, b: int, cands: list[int]) -> list[int]:
     of them otherwise: nothing to tell)."""
     if len(cands) < 2:
         return cands
-    keep = [y for y in cands if not other_layer(m, b, y)]
+    br = _before_reads(m, b)  # (once, not per candidate)
+    if not br:
+        return cands
+    keep = [y for y in cands if not _reads_other(m, br, y)]
     return keep if keep and len(keep) < len(cands) else cands

@@ -83,6 +83,13 @@ class Node:
         return f"<Node {self.idx} {self.comp}/{self.inst.name} {self.opcode}>"
 
 
+def local_attrs(n: Node) -> tuple:
+    """What defines an instruction's value apart from its operands and shape: literal,
+    dimensions, tuple index, custom-call target and the value attributes (slice bounds,
+    contracting dimensions, padding ...), from the node's signature."""
+    return n.sig[2:7] if n.sig else ()
+
+
 class View:
     """All nodes of one module plus the lookups the matchers need."""
 
