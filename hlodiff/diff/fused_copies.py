@@ -26,3 +26,33 @@ def copies_of_paired(m) -> set[int]:
         return set()
     return {a.idx for a in A if a.fusion >= 0 and a.alias < 0 and m.a2b[a.idx] < 0
             and a.opcode != "parameter" and _key(a) in paired}
+
+
+def copy_keys(m) -> list[int]:
+    """Each after node's *value key*: the first node computing the same value. Fusion's
+    copies of one instruction in several kernels share a key, however deep the copied
+    chain (``select(gt(x, 0), x, 0)`` copied whole into each consumer's kernel); every
+    other node is its own key. A copy's inputs must reach a top-level value: expressions of
+    literals alone keep their own keys, because one literal serves unrelated code (two
+    layers' zeros are not one value to place by). Computed once per matching."""
+    out = m.copy_key_cache
+    if out is not None:
+        return out
+    from .view import operands_first
+    A = m.after.nodes
+    out = list(range(len(A)))
+    live_input = bytearray(len(A))  # the subgraph reads a value computed outside kernels
+    value = list(range(len(A)))  # literals by value: what a copy's key is built from
+    seen: dict[tuple, int] = {}
+    for i in operands_first(A):
+        a = A[i]
+        if a.fusion < 0:
+            live_input[i] = 1
+            continue
+        ops = a.operands
+        value[i] = seen.setdefault((a.sig, tuple(value[o] for o in ops)), i)
+        if any(live_input[o] for o in ops):
+            live_input[i] = 1
+            out[i] = value[i]
+    m.copy_key_cache = out
+    return out

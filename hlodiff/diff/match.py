@@ -30,7 +30,7 @@ from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .init_elements import pair_init_elements  # old5
 from .loop_constants import pair_body_constants  # old5
 from .onednn_softmax import repair as onednn_repair  # old5
-from .fused_copies import copies_of_paired
+from .fused_copies import copies_of_paired, copy_keys
 from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, pair_named_loops
 from .param_deps import exact_twin
 from .partition import may_be_piece
@@ -59,6 +59,7 @@ class Matching:
         self.b2a = [-1] * len(before.nodes)
         self.a2b = [-1] * len(after.nodes)
         self.scalar_copies: set[int] | None = None  # computed by _scalar_copies
+        self.copy_key_cache: list[int] | None = None  # fused_copies.copy_keys
         self.how: dict[int, str] = {}
         # before node -> after candidates nothing told apart (the pair took the first)
         self.twins: dict[int, list[int]] = {}
@@ -479,6 +480,8 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
     that a view algsimp removed does not take the partner of the view beside it)."""
     Bn, An = m.before.nodes, m.after.nodes
     bucket, coll = _rewrite_bucket(m)
+    # a neighbour paired with one of fusion's copies counts for every copy (fused_copies)
+    ck = copy_keys(m).__getitem__
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
@@ -489,7 +492,7 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
             continue
         best, best_s, ties = cands[0], -1, []
         for y in cands[:_SCAN_CAP]:
-            s = _score(m, b, An[y]) + (1 if An[y].mdims == b.mdims else 0)
+            s = _score(m, b, An[y], key=ck) + (1 if An[y].mdims == b.mdims else 0)
             if s > best_s:
                 best, best_s, ties = y, s, [y]
             elif s == best_s:
