@@ -36,8 +36,11 @@ def forwarded_element(B: View, b: Node) -> int:
 
 
 def barriers_gone(A: View) -> bool:
-    """No opt-barrier is left in the optimized module."""
-    return not any(a.opcode == "opt-barrier" for a in A.nodes)
+    """No opt-barrier is left in the optimized module (computed once per view)."""
+    gone = A.__dict__.get("_barriers_gone")
+    if gone is None:
+        gone = A._barriers_gone = not any(a.opcode == "opt-barrier" for a in A.nodes)
+    return gone
 
 
 def forwarded_fate(fb, f, b: Node, x: Node):

@@ -9,6 +9,7 @@ here imports the matcher: the matcher's own steps use it.
 
 from __future__ import annotations
 
+from .barrier_forward import barriers_gone, forwarded_element
 from .view import Node, View
 
 _SEE_THROUGH = {"bitcast", "copy", "transpose", "reshape"}
@@ -53,6 +54,7 @@ def before_inputs(m, d: Node, dup: dict[int, set[int]]) -> set[int]:
     """Where the before dot's operands live after optimization (top-level instructions),
     including the fusions that compute a copy of them (``dup``)."""
     B, A = m.before, m.after
+    gone = barriers_gone(A)
     out: set[int] = set()
     for o in d.operands:
         x = o
@@ -64,6 +66,12 @@ def before_inputs(m, d: Node, dup: dict[int, set[int]]) -> set[int]:
                 out.update(dup.get(A.nodes[y].fp, ()))
                 break
             n = B.nodes[x]
+            if n.opcode == "get-tuple-element" and gone:
+                # an element of a removed jax.checkpoint barrier is the value it handed on
+                x = forwarded_element(B, n)
+                if x < 0:
+                    break
+                continue
             if n.opcode not in _SEE_THROUGH or not n.operands:
                 break
             x = n.operands[0]

@@ -77,6 +77,15 @@ class Matching:
         self._queue.append(b)
         return True
 
+    def unpair(self, b: int) -> None:
+        """Undo the pair of before node ``b`` (a later step found better evidence)."""
+        a = self.b2a[b]
+        if a >= 0:
+            self.a2b[a] = -1
+        self.b2a[b] = -1
+        self.how.pop(b, None)
+        self.twins.pop(b, None)
+
     def partner(self, b: int) -> Node | None:
         a = self.b2a[b]
         return self.after.nodes[a] if a >= 0 else None
