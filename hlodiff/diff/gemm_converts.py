@@ -8,9 +8,15 @@ simplify-fp-conversions then deletes the pair inside the kernel (dump 0034). The
 after optimization shows no trace of either convert: they were fused, into the kernel of
 the dot that read them, not "simplified away".
 
+The rewriter also takes a round trip of the dot's *result* (``convert(convert(dot, bf16),
+f32)``, JAX's bf16 matmul with f32 accumulation read back in f32) into the kernel as its
+epilogue (fresh 11 bf16_preferred_f32_accum_adam on one H100, dumps 0026 and 0030).
+
 This post-pass finds such pairs from the before module (a convert to a narrower float
-type read by a convert back, read by a dot) and the dot's after partner inside a gemm
-fusion (``kind=kCustom``), for converts the diff left without a partner.
+type read by a convert back, read by a dot or reading one through views) and the dot's
+after partner inside a gemm fusion (``kind=kCustom``), for converts the diff left without
+a partner. The narrowing convert may live on for other readers (a weight's bf16 copy read
+as bf16 by one dot and widened again for another); then only the widening one is fused.
 """
 
 from __future__ import annotations
@@ -31,9 +37,20 @@ def _gemm_kernels(A: View) -> dict[str, Node]:
             n.inst.attrs.get("kind") == "kCustom" and "gemm" in n.name}
 
 
-def round_trips(m, fates: list) -> dict[int, tuple[Node, str]]:
+def _through_views(B: View, i: int) -> int:
+    """Back from node ``i`` through transposes, bitcasts, reshapes and copies."""
+    for _ in range(8):
+        n = B.nodes[i]
+        if n.opcode not in ("transpose", "bitcast", "reshape", "copy") or not n.operands:
+            break
+        i = n.operands[0]
+    return i
+
+
+def round_trips(m, fates: list) -> dict[int, tuple[Node, str, str]]:
     """Before convert (both of a round trip) -> (the gemm fusion that took it in, the
-    narrow type): the fusion the fate of the dot reading it names."""
+    narrow type, how): the fusion the fate of the dot reading it names, or else of the
+    dot whose result it rounds."""
     B, A = m.before, m.after
     kernels = _gemm_kernels(A)
     out: dict[int, tuple[Node, str]] = {}
@@ -42,17 +59,30 @@ def round_trips(m, fates: list) -> dict[int, tuple[Node, str]]:
             continue
         there = B.nodes[back.operands[0]]
         wb, wt = _float_width(back), _float_width(there)
-        if there.opcode != "convert" or not there.operands or m.b2a[there.idx] >= 0 or \
+        # (``there`` may live on for other readers: a bf16 copy of a weight read by one
+        # dot as bf16 and, widened again, by another)
+        if there.opcode != "convert" or not there.operands or \
                 not (0 < wt < wb) or wt > _float_width(B.nodes[there.operands[0]]):
             continue
+        k, role = None, "with the dot reading it"
         for u in back.users:
             fd = fates[u] if B.nodes[u].opcode == "dot" else None
             k = kernels.get(fd.fusion or "") if fd is not None else None
             if k is not None:
-                out[back.idx] = (k, there.inst.shape.element_type or "?")
-                if there.users == [back.idx]:
-                    out[there.idx] = out[back.idx]
                 break
+        if k is None:
+            # the gemm's output rounded and widened again: the rewriter fuses the pair
+            # into the kernel as its epilogue (fresh 11 bf16_preferred_f32_accum_adam on
+            # one H100, dump 0026: convert_element_type.16/.17 after transpose(dot) inside
+            # gemm_fusion_dot; dump 0030 removes them)
+            p = _through_views(B, there.operands[0])
+            fd = fates[p] if B.nodes[p].opcode == "dot" else None
+            k = kernels.get(fd.fusion or "") if fd is not None else None
+            role = f"as the epilogue of the dot {B.nodes[p].name} it rounds"
+        if k is not None:
+            out[back.idx] = (k, there.inst.shape.element_type or "?", role)
+            if m.b2a[there.idx] < 0 and there.users == [back.idx]:
+                out[there.idx] = out[back.idx]
     return out
 
 
@@ -71,10 +101,10 @@ def fuse_round_trips(m, fates: list) -> int:
         got = found.get(b.idx)
         if got is None:
             continue
-        k, narrow = got
+        k, narrow, role = got
         f.fate, f.after, f.fusion, f.fusion_kind, f.into = "fused", None, k.name, "kCustom", None
         f.reason = (f"float round trip through {narrow} fused into the "
-                    f"gemm kernel {k.name} with the dot reading it; simplify-fp-conversions "
+                    f"gemm kernel {k.name} {role}; simplify-fp-conversions "
                     "then removed it inside the kernel")
         c += 1
     return c
