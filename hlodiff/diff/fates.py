@@ -729,6 +729,8 @@ class FateBuilder:
                 f.reason += f"; its effect is now in {r.name}"
             if b.opcode == "dot" and r is not None and r.opcode == "slice":  # dot merger
                 f.reason = merged_reason(m, r)
+            elif b.opcode == "opt-barrier" and r is not None:
+                f.reason = f"jax.checkpoint barrier removed; what it held lives on as {r.name}"
         return f
 
     def _tuple_users(self) -> dict[int, list[int]]:

@@ -92,13 +92,26 @@ def removed_with_identities(v: View, after: View | None = None, spmd: bool = Fal
     return out
 
 
+# (exponent bits, mantissa bits) of each float type: reduce-precision to its own type's
+# precision rounds nothing, and algsimp removes it (jax.checkpoint name policies mark the
+# values they save with such a reduce-precision: fresh 11 remat_combined_policy_block)
+_OWN_BITS = {"f32": ("8", "23"), "bf16": ("8", "7"), "f16": ("5", "10"), "f64": ("11", "52")}
+
+
 def identity_operand(v: View, b, spmd: bool, after: View | None = None):
-    """The operand ``x`` that the identity ``b`` passes on (``x + 0``, ``x * 1``, and on a
-    partitioned module ``max(x, -inf)``, ``min(x, inf)``), else None. Algebraic
+    """The operand ``x`` that the identity ``b`` passes on (``x + 0``, ``x * 1``, a
+    reduce-precision to the type's own precision, and on a partitioned module
+    ``max(x, -inf)``, ``min(x, inf)``), else None. Algebraic
     simplification replaces ``b`` by ``x``: its value lives where ``x``'s does (fresh 7
     parallel_attn_mlp_block on 8 H100s, dump 0005: softmax's ``max.3 =
     maximum(reduce_max.7, max.2)``, ``max.2`` a broadcast of -inf, is rewritten into
     ``reduce_max.7``)."""
+    if b.opcode == "reduce-precision" and len(b.operands) == 1:
+        sh, at = b.inst.shape, b.inst.attrs
+        own = _OWN_BITS.get(sh.element_type or "") if sh is not None else None
+        if own is not None and (at.get("exponent_bits"), at.get("mantissa_bits")) == own:
+            return v.nodes[b.operands[0]]
+        return None
     if b.opcode not in ("add", "subtract", "multiply", "divide", "maximum", "minimum") or \
             len(b.operands) != 2 or b.operands[0] == b.operands[1]:
         return None

@@ -473,6 +473,12 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         # choose among dots summing the same dimensions (the veto in Matching.pair only
         # refuses; choosing again measured worse on 8 CPU devices: unseen gpt_rope_adamw)
         cands = [y for y in cands if contraction_fits(m, b.idx, y)]
+    if b.opcode in ("tuple", "opt-barrier"):
+        # plumbing computes nothing to rewrite: a tuple or a jax.checkpoint barrier lives on
+        # (paired by structure) or is gone, never as an instruction sharing its op_name
+        # (fresh 11 remat_combined_policy_block on one H100: barrier remat2.39 was paired
+        # with a transpose; a loop's init tuple with another loop's)
+        return []
     if same_op:
         if b.opcode not in _SHAPE_OPS:
             return []

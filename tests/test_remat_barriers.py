@@ -1,0 +1,47 @@
+"""What XLA:GPU keeps of a jax.checkpoint block (issue 9, classes 2 and 12).
+
+XLA:GPU removes the opt-barrier but keeps the tuple it held and the get-tuple-elements
+reading it (renamed ``.0`` by rename-instructions); a name policy's no-op reduce-precision
+(to its own type's precision) is removed by algsimp.
+
+Fixture: fixtures/remat_barriers (fixtures/generate_remat_barriers.py; fresh 11 on one
+deviceless H100, XLA's own modules). Expected fates are those of XLA's pass dumps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import hlodiff
+from hlodiff.diff import diff_modules
+
+D = (Path(__file__).resolve().parent.parent / "fixtures" / "remat_barriers"
+     / "remat_combined_policy_block")
+
+
+@pytest.fixture(scope="module")
+def result():
+    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
+    after = hlodiff.load(next(D.glob("*gpu_after_optimizations.txt")))
+    return diff_modules(before, after)
+
+
+def test_elements_of_a_removed_barrier_are_kept(result):
+    for name in ("remat2.40", "remat2.56", "remat2.75"):
+        f = result.fate_of(name)
+        assert (f.fate, f.after) == ("kept", name + ".0"), (name, f.fate, f.after, f.reason)
+
+
+def test_the_barrier_is_no_array_sharing_its_op_name(result):
+    f = result.fate_of("remat2.39")
+    # a tuple lives on as a tuple: the one it held (remat2.38 -> remat2.38.0)
+    assert (f.fate, f.after) == ("rewritten", "remat2.38.0"), (f.fate, f.after, f.reason)
+    assert "barrier" in f.reason
+
+
+def test_a_no_op_reduce_precision_is_its_operand(result):
+    f = result.fate_of("reduce_precision.13")
+    assert (f.fate, f.fusion) == ("rewritten", "gemm_fusion_dot.5"), (f.fate, f.fusion, f.reason)
+    assert "identity on dot_general.57" in f.reason
