@@ -489,7 +489,7 @@ class FateBuilder:
                 return f
             if sf.fate in ("rewritten", "folded") and not self.cse_first and not (
                     self.gpu_cse and gpu_cse.late_rewrite(sb, sf.fate, self.recip, self.nparts,
-                                                     m.b2a[b.idx] >= 0, B, b)) and \
+                                                     m.b2a[b.idx] >= 0, B, b, m.partner(s))) and \
                     (s not in self.late_views or gpu_cse.spmd_early(B, sb, b, self.nparts)):
                 # (a partitioned CPU module meets CSE first: spmd-cleanup runs it before
                 # algsimp; shard helper)

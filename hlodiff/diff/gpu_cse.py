@@ -41,8 +41,18 @@ def cse_in_simplification(after) -> bool:
     return compiled_for_gpu(after)
 
 
+def _permuted(x: Node, y: Node) -> bool:
+    """``y`` holds ``x``'s dimensions in another order (the same element type)."""
+    sx, sy = x.inst.shape, y.inst.shape
+    if sx is None or sy is None or sx.is_tuple or sy.is_tuple:
+        return False
+    return sx.element_type == sy.element_type and list(sx.dims) != list(sy.dims) and \
+        sorted(sx.dims) == sorted(sy.dims)
+
+
 def late_rewrite(sb: Node, fate: str, recip: set[int], nparts: int = 1,
-                 paired: bool = False, B: View | None = None, b: Node | None = None) -> bool:
+                 paired: bool = False, B: View | None = None, b: Node | None = None,
+                 sp: Node | None = None) -> bool:
     """The survivor ``sb`` of identical copies was rewritten by a pass that runs after the
     first CSE of the GPU pipeline: its copies were merged into it before.
 
@@ -58,9 +68,25 @@ def late_rewrite(sb: Node, fate: str, recip: set[int], nparts: int = 1,
     per device and are not merged: a copy that has an after instruction of its own
     (``paired``) was not (transformer_layer on 8 H100s: ``sub.29``/``sub.33`` both
     broadcast the same mean to f32[2,16,32]; per device one is f32[2,16,4], the other
-    f32[2,16,32], dump 0021); gpu4."""
+    f32[2,16,32], dump 0021); gpu4.
+
+    Layout normalization, long after the first CSE, rebuilds an instruction whose layout
+    is not the default one as the same operation on permuted dimensions (``sp``, the
+    survivor's partner: fresh 12 pact_conv_per_channel_qat on one H100, ``div.77 =
+    f32[3,3,3,8] broadcast`` becomes an ``f32[8,3,3,3]`` broadcast at dump 0050; its copy
+    ``mul.120`` was merged into it at dump 0014)."""
     if fate != "rewritten" or sb.alias >= 0 or sb.idx in recip:
         return False
+    if sp is not None and sp.opcode == sb.opcode and nparts == 1 and _permuted(sb, sp):
+        return True
+    if sp is None and nparts == 1 and B is not None and sb.opcode == "broadcast" and \
+            sb.operands and B.nodes[sb.operands[0]].opcode != "constant":
+        # the first algsimp round finds nothing to do to a broadcast of a computed value
+        # (it acts on broadcasts of literals: x * broadcast(1), sunk scalars); one that is
+        # gone later went at layout normalization or with its readers, after CSE merged
+        # its copies (fresh 12 talking_heads_rope_block: the rotary table's broadcasts of
+        # sin/cos, dump 0014 cse, dump 0050 layout_normalization)
+        return True
     if B is not None and b is not None and spmd_early(B, sb, b, nparts):
         return False  # spmd-simplify removes both copies before any CSE (gpu8b)
     return sb.opcode in _LATE or (nparts > 1 and sb.opcode == "broadcast" and not paired)
@@ -118,8 +144,20 @@ def chain_twins(B: View, nparts: int = 1) -> dict[int, int]:
 
 def post_order(B: View) -> dict[int, int]:
     """Node -> its rank in the post order XLA's CSE walks once calls are inlined: from each
-    instruction without users, in instruction order, operands first (in operand order)."""
-    return ranks_from(B, (n.idx for n in B.nodes if not n.users and n.alias < 0))
+    instruction without users, in instruction order, operands first (in operand order).
+
+    Users as the module has them: an instruction read only by a no-op view (which the view
+    sees through, and algsimp replaces by it) still has a reader then, and is no start of
+    the walk (fresh 12 schnet_energy_force_matching on one H100: the reshapes read only by
+    identity broadcasts started the walk in the backward pass, and the force term's copies
+    ranked before the energy term's, which CSE keeps, dump 0013)."""
+    read: set[int] = set()
+    for n in B.nodes:
+        read.update(n.raw_operands)
+        if n.alias >= 0:  # an inlined callee's root stands for its call (and is read)
+            read.add(n.alias)
+    return ranks_from(B, (B.resolve(n.idx) for n in B.nodes
+                          if not n.users and n.idx not in read))
 
 
 def iota_rebuilt(B: View, n: Node) -> bool:
