@@ -38,14 +38,18 @@ def copy_keys(m) -> list[int]:
     out = m.copy_key_cache
     if out is not None:
         return out
-    from .view import operands_first
     A = m.after.nodes
     out = list(range(len(A)))
     live_input = bytearray(len(A))  # the subgraph reads a value computed outside kernels
     value = list(range(len(A)))  # literals by value: what a copy's key is built from
     seen: dict[tuple, int] = {}
-    for i in operands_first(A):
-        a = A[i]
+    # node order has a fused node's operands first (a fusion body lists them before their
+    # readers, and a fusion's operand kernels come before it); an operand met later would
+    # only keep its own key
+    for a in A:
+        i = a.idx
+        if a.alias >= 0:
+            continue
         if a.fusion < 0:
             live_input[i] = 1
             continue
