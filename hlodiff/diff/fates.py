@@ -12,6 +12,7 @@ from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
 from . import bitcast_views, first_dce  # oldh2
 from .dotrewrites import transposed_dots
+from .fused_copies import kept_apart
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
@@ -477,6 +478,8 @@ class FateBuilder:
         if s is not None and cpu_cse_order.own_partner_iota(self, b):
             s = None  # cpu5: CSE merges no iota as such
         s = None if s is not None and not self.live[b.idx] and dead_pairs.deleted(B, b) else s
+        if s is not None and not (self.gpu_cse or self.cse_first) and kept_apart(m, b.idx, s):
+            s = None  # both live on: CPU's late CSE met them no longer identical (fused_copies)
         if s is not None and self.live[b.idx] and cpu_cse_order.rewritten_copy(self, b):
             return cpu_cse_order.rewritten_copy_fate(self, f, b, B.nodes[s])
         if s is not None:

@@ -59,4 +59,34 @@ def copy_keys(m) -> list[int]:
             live_input[i] = 1
             out[i] = value[i]
     m.copy_key_cache = out
+    m.copy_live = live_input
     return out
+
+
+def kept_apart(m, b: int, s: int) -> bool:
+    """Identical before copies ``b`` and ``s`` (``s`` the one CSE would keep) that live on as
+    two different instructions: CSE did not merge them. Both are paired, with after nodes
+    that are neither one node nor fusion's copies of one value (those share a key). XLA:CPU
+    runs CSE only after the simplification fixed point, when the copies may no longer be
+    identical (fresh 12 schnet_energy_force_matching: the force term repeats the energy
+    term's code; both copies of each dot live on, in ynn_fusion.47 and ynn_fusion.52).
+    Only values computed from run-time inputs count, and no broadcasts (fusion copies
+    literals and broadcasts into every kernel that reads them; fresh 4 remat_nested_layers
+    under JAX 0.4.30), and only partners doing the same operation on operands of the same
+    opcodes and shapes, two levels down: partners of different structure are no evidence
+    of two survivors (fresh 7 albert_shared_layers and adaptive_ode_while under JAX 0.4.30:
+    copies merged, then regrouped differently)."""
+    y, ys = m.b2a[b], m.b2a[s]
+    if y < 0 or ys < 0 or y == ys:
+        return False
+    keys = copy_keys(m)
+    live = m.copy_live  # (literals and their broadcasts, copied into kernels, tell nothing)
+    A = m.after.nodes
+
+    def shape(i: int, depth: int) -> tuple:
+        n = A[i]
+        return (n.sig[:2], tuple(shape(o, depth - 1) for o in n.operands) if depth else ())
+
+    # the same computation twice (two levels of operands alike), not one value
+    return keys[y] != keys[ys] and bool(live[y]) and bool(live[ys]) and \
+        A[y].opcode != "broadcast" and A[y].sig == A[ys].sig and shape(y, 2) == shape(ys, 2)

@@ -60,6 +60,7 @@ class Matching:
         self.a2b = [-1] * len(after.nodes)
         self.scalar_copies: set[int] | None = None  # computed by _scalar_copies
         self.copy_key_cache: list[int] | None = None  # fused_copies.copy_keys
+        self.copy_live: bytearray | None = None  # (which after nodes read run-time values)
         self.how: dict[int, str] = {}
         # before node -> after candidates nothing told apart (the pair took the first)
         self.twins: dict[int, list[int]] = {}
