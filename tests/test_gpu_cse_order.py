@@ -38,6 +38,17 @@ def test_cse_keeps_the_copy_its_walk_meets_first():
     assert r.fate_of("max.2").fate == "fused"
 
 
+def test_dead_code_the_first_algsimp_round_leaves_starts_the_walk():
+    r = _diff(F / "gpu_cse" / "resnet_block_bn")
+    # algsimp makes reduce(negate(x)) negate(reduce(x)) and leaves neg.11 and neg.13 dead
+    # before the root: the walk from them meets relu's max.2 (first call) before main's
+    # broadcast.23, which CSE merges into it (dump 0011)
+    f = r.fate_of("broadcast.23")
+    assert (f.fate, f.into) == ("merged", "max.2"), (f.fate, f.into, f.reason)
+    first = [x for x in r.instructions if x.before == "max.2" and x.call_site == "jit_relu_.2"]
+    assert first and first[0].fate == "fused", first
+
+
 def test_copies_of_a_survivor_rebuilt_later_were_merged():
     r = _diff(F / "gpu_cse" / "pact_conv_per_channel_qat")
     # div.77 is rebuilt on permuted dimensions by layout normalization (dump 0050);

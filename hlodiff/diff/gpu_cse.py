@@ -156,8 +156,14 @@ def post_order(B: View) -> dict[int, int]:
         read.update(n.raw_operands)
         if n.alias >= 0:  # an inlined callee's root stands for its call (and is read)
             read.add(n.alias)
-    return ranks_from(B, (B.resolve(n.idx) for n in B.nodes
-                          if not n.users and n.idx not in read))
+    nodes = B.nodes
+    # algsimp's first round turns reduce(negate(x)) into negate(reduce(x)) and leaves the
+    # old negate dead, where it stood: XLA's walk starts there, before the root (unseen
+    # resnet_block_bn on one H100, dump 0010: neg.11 and neg.13 without users)
+    moved = [n.idx for n in nodes if n.opcode == "negate" and n.alias < 0 and n.users and
+             all(nodes[u].opcode == "reduce" for u in n.users)]
+    return ranks_from(B, moved + [B.resolve(n.idx) for n in nodes
+                                  if not n.users and n.idx not in read])
 
 
 def iota_rebuilt(B: View, n: Node) -> bool:
