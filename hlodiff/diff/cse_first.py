@@ -116,19 +116,11 @@ def swap_to_survivors(m, copies: dict[int, int], score: Callable) -> int:
             if not _own(a, b) or _own(a, Bn[c]) or \
                     _fit(m, score, s, users, y) <= _fit(m, score, s, users, own):
                 continue
-            _unpair(m, s)
-        _unpair(m, c)
+            m.unpair(s)
+        m.unpair(c)
         m.pair(s, y, "cse-survivor")
         moved += 1
     return moved
-
-
-def _unpair(m, b: int) -> None:
-    a = m.b2a[b]
-    m.b2a[b] = -1
-    m.a2b[a] = -1
-    m.how.pop(b, None)
-    m.twins.pop(b, None)
 
 
 def group_users(m) -> dict[int, list[int]]:
