@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hlodiff
 from hlodiff.diff import diff_modules
+
+from .conftest import load_pair
 
 D = Path(__file__).resolve().parent.parent / "fixtures" / "twin_layers" / "soft_moe_slots"
 
 
 def test_transpose_become_bitcast_names_the_kernel_writing_its_bytes():
-    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(D.glob("*after_optimizations.txt")))
+    before, after = load_pair(D)
     r = diff_modules(before, after)
     f = r.fate_of("transpose.11")
     assert f.fate == "rewritten" and f.fusion == "gemm_fusion_dot.17", (f.fusion, f.reason)

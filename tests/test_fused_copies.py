@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-import hlodiff
 from hlodiff.diff import diff_modules
+
+from .conftest import load_pair
 from hlodiff.diff.fused_copies import copy_keys
 from hlodiff.diff.match import match
 from hlodiff.diff.view import after_view, before_view
@@ -26,8 +27,7 @@ D = Path(__file__).resolve().parent.parent / "fixtures" / "fused_copies" / "dens
 
 @pytest.fixture(scope="module")
 def modules():
-    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(D.glob("*cpu_after_optimizations.txt")))
+    before, after = load_pair(D)
     return before, after
 
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hlodiff
 from hlodiff.diff import diff_modules
+
+from .conftest import load_pair
 
 D = Path(__file__).resolve().parent.parent / "fixtures" / "gemm_converts" / "fp8_scaled_matmul"
 
 
 def test_round_trip_is_fused_into_the_dots_gemm_kernel():
-    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(D.glob("*gpu_after_optimizations.txt")))
+    before, after = load_pair(D)
     r = diff_modules(before, after)
     kernel = r.fate_of("dot_general.3").fusion
     assert kernel and kernel.startswith("gemm_fusion"), kernel
@@ -30,8 +30,7 @@ def test_round_trip_is_fused_into_the_dots_gemm_kernel():
 
 
 def test_converts_that_are_no_round_trip_are_left_alone():
-    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(D.glob("*gpu_after_optimizations.txt")))
+    before, after = load_pair(D)
     r = diff_modules(before, after)
     # .12/.13 round the result of transpose(dot_general.5): the gemm kernel's epilogue
     # (fused@triton-gemm-rewriter into gemm_fusion_dot in the pass dumps)
@@ -47,8 +46,7 @@ def test_converts_that_are_no_round_trip_are_left_alone():
 
 def test_round_trip_of_a_gemm_result_is_fused_as_its_epilogue():
     d = D.parent / "bf16_preferred_f32_accum_adam"
-    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    before, after = load_pair(d)
     r = diff_modules(before, after)
     # the pass dumps: triton-gemm-rewriter (0026) fuses convert_element_type.16/.17,
     # rounding transpose(dot_general.15), into gemm_fusion_dot; .12/.14 into

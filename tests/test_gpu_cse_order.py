@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hlodiff
 from hlodiff.diff import diff_modules
+
+from .conftest import load_pair
 
 F = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def _diff(d: Path):
-    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(d.glob("*gpu_after_optimizations.txt")))
+    before, after = load_pair(d)
     return diff_modules(before, after)
 
 

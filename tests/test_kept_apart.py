@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hlodiff
 from hlodiff.diff import diff_modules
+
+from .conftest import load_pair
 
 D = (Path(__file__).resolve().parent.parent / "fixtures" / "kept_apart"
      / "schnet_energy_force_matching")
 
 
 def test_both_copies_live_on_in_their_own_kernels():
-    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(D.glob("*cpu_after_optimizations.txt")))
+    before, after = load_pair(D)
     r = diff_modules(before, after)
     for name, kernel in (("dot_general.102", "ynn_fusion.52"), ("dot_general.114", "ynn_fusion.47"),
                          ("exp.32", "multiply_exponential_fusion.1"),

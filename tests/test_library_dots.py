@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hlodiff
 from hlodiff.diff import diff_modules
+
+from .conftest import load_pair
 
 D = Path(__file__).resolve().parent.parent / "fixtures" / "library_dots" / "alibi_decoder_layers"
 
 
 def test_dot_in_a_library_fusion_is_found_by_its_operands():
-    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(D.glob("*cpu_after_optimizations.txt")))
+    before, after = load_pair(D)
     r = diff_modules(before, after)
     f = r.fate_of("dot_general.25")
     # the pass dumps: dot-library-rewriter takes it into ynn_fusion.16 (dot.79)
@@ -33,8 +33,7 @@ def test_dot_in_a_library_fusion_is_found_by_its_operands():
 
 def _diff(name: str):
     d = D.parent / name
-    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(d.glob("*cpu_after_optimizations.txt")))
+    before, after = load_pair(d)
     return diff_modules(before, after)
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import hlodiff
 from hlodiff.diff import diff_modules
+
+from .conftest import load_pair
 
 D = (Path(__file__).resolve().parent.parent / "fixtures" / "remat_barriers"
      / "remat_combined_policy_block")
@@ -23,8 +24,7 @@ D = (Path(__file__).resolve().parent.parent / "fixtures" / "remat_barriers"
 
 @pytest.fixture(scope="module")
 def result():
-    before = hlodiff.load(next(D.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(D.glob("*gpu_after_optimizations.txt")))
+    before, after = load_pair(D)
     return diff_modules(before, after)
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import hlodiff
 from hlodiff.diff import diff_modules
+
+from .conftest import load_pair
 from hlodiff.diff.anchors import local_attrs
 from hlodiff.diff.match import match
 from hlodiff.diff.stacked_reads import other_layer
@@ -24,8 +25,7 @@ D = Path(__file__).resolve().parent.parent / "fixtures" / "twin_layers"
 
 def _modules(name: str):
     d = D / name
-    before = hlodiff.load(next(d.glob("*.before_optimizations.txt")))
-    after = hlodiff.load(next(d.glob("*after_optimizations.txt")))
+    before, after = load_pair(d)
     return before, after
 
 
