@@ -151,12 +151,12 @@ def post_order(B: View) -> dict[int, int]:
     the walk (fresh 12 schnet_energy_force_matching on one H100: the reshapes read only by
     identity broadcasts started the walk in the backward pass, and the force term's copies
     ranked before the energy term's, which CSE keeps, dump 0013)."""
+    nodes = B.nodes
     read: set[int] = set()
-    for n in B.nodes:
+    for n in nodes:
         read.update(n.raw_operands)
         if n.alias >= 0:  # an inlined callee's root stands for its call (and is read)
             read.add(n.alias)
-    nodes = B.nodes
     # algsimp's first round turns reduce(negate(x)) into negate(reduce(x)) and leaves the
     # old negate dead, where it stood: XLA's walk starts there, before the root (unseen
     # resnet_block_bn on one H100, dump 0010: neg.11 and neg.13 without users)
