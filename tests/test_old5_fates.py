@@ -146,3 +146,19 @@ def test_softmax_rewritten_into_a_onednn_call_before_cse():
         assert (fates[name].fate, fates[name].after) == ("rewritten", "custom-call"), name
     for name in ("exponential.85", "reduce.86"):
         assert fates[name].fate == "fused", (name, fates[name].reason)
+
+
+def test_identical_inlined_constants_follow_their_readers():
+    """sort_rank_correlation (fresh 10) dump 0005 (CallInliner): three ``f32[] constant(1)``
+    without metadata, from integer_pow.139 (read by an f32[2,1] broadcast),
+    integer_pow_3.145 (f32[1,2]) and clip.151 (f32[2,2]). Each copy must be the one its
+    renamed broadcast reads; taken in text order, constant.141 was renamed to the copy
+    under the f32[2,2] broadcast, and CSE's later merge fell on the wrong originals."""
+    t = _trace("sort_rank_correlation")
+    step = next(s for s in t.passes if s.name == "CallInliner")
+    for const, bcast in (("constant.141", "broadcast.142"), ("constant.147", "broadcast.148"),
+                         ("constant.159", "broadcast.160")):
+        new_b = step.renamed[bcast]
+        snap = hlodiff.load(step.path)
+        reads = next(i for c in snap.computations for i in c.instructions if i.name == new_b)
+        assert reads.operands == [step.renamed[const]], (const, bcast)

@@ -116,3 +116,49 @@ def _swap(o: str, alt: str, c2p: dict[str, str], renamed: dict[str, str], cand: 
     if lst is not None and ptop[alt] in lst:
         lst.remove(ptop[alt])
     cand.setdefault(cand_key(ptop[old]), []).append(ptop[old])
+
+
+
+def align_leaf_ties(groups: list[list[str]], c2p: dict[str, str], renamed: dict[str, str],
+                    ptop: dict, ctop: dict, cur_users: dict) -> None:
+    """Last look at renames of identical operand-less instructions (constants, iotas):
+    ``groups`` holds each set of identical removed candidates. The renamed users of a new
+    instruction name which candidate it was. Matching sees a constant operand by its
+    value, so a wrong pick breaks no user's match and :func:`repair_ties` never notices
+    it. JAX 0.4.30's call inliner (fresh 10 sort_rank_correlation, dump 0004 -> 0005)
+    copies three ``f32[] constant(1)`` without metadata, from ``integer_pow.139`` (read by
+    an ``f32[2,1]`` broadcast), ``integer_pow_3.145`` (``f32[1,2]``) and ``clip.151``
+    (``f32[2,2]``); taken in text order, ``constant.141`` became the copy read by the
+    ``f32[2,2]`` broadcast, so the merge that CSE did at dump 0029 was laid on the wrong
+    originals. When every renamed user reads, at its operand position, the same other
+    candidate of the group, that candidate is the one; whoever held it takes the old
+    pick."""
+    group_of = {r: g for g in groups for r in g}
+    p2c = {p: c for c, p in c2p.items()}
+    for _ in range(4):
+        changed = False
+        for n, a in ctop.items():
+            old = c2p.get(n)
+            if a.operands or old not in group_of:
+                continue
+            votes = set()
+            for u, k in cur_users.get(n, ()):
+                pu = ptop.get(c2p.get(u, ""))
+                votes.add(pu.operands[k] if pu is not None and k < len(pu.operands) else None)
+            if len(votes) != 1:
+                continue
+            want = votes.pop()
+            if want is None or want == old or want not in group_of[old]:
+                continue
+            holder = p2c.get(want)
+            c2p[n], p2c[want] = want, n
+            renamed[want] = n
+            if holder is not None and holder != n:
+                c2p[holder], p2c[old] = old, holder
+                renamed[old] = holder
+            else:
+                renamed.pop(old, None)
+                p2c.pop(old, None)
+            changed = True
+        if not changed:
+            break

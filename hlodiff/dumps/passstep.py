@@ -20,7 +20,7 @@ from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphan
 from .takeover import find_takeovers
 from .tuplefwd import forwarded_element
 from .compsig import merged_key, same_computation
-from .cooperands import by_co_operands, repair_ties
+from .cooperands import align_leaf_ties, by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
 from .usertrees import deep_user_match
@@ -304,6 +304,8 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             i = ptop[n]
             cand.setdefault(_key(i) + (prev.norm_operands(i),), []).append(i)
         ties: dict[str, list[str]] = {}
+        leaf_groups = [[i.name for i in v] for v in cand.values()
+                       if len(v) > 1 and not v[0].operands]
         sigs: dict = {}
         # cpu5: a constant the folder made is not a rename of a look-alike it consumed
         fres = folded_results(ptop, ctop, removed, added) if kind == "folded" else set()
@@ -335,6 +337,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                         lambda a, ops: cand.get(_key(a) + (ops,)),
                         lambda o: prev.canon(c2p[o]) if o in c2p else cur_leaf(o),
                         prev.canon, lambda i: _key(i) + (prev.norm_operands(i),), cur.users)
+            align_leaf_ties(leaf_groups, c2p, step.renamed, ptop, ctop, cur.users)
         # a replacement printed under the name of the instruction it replaced
         taken = find_takeovers(
             ptop, ctop, added_set, cand, lambda i: _key(i) + (prev.norm_operands(i),),
