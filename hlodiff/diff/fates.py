@@ -12,16 +12,16 @@ from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
 from . import bitcast_views, first_dce  # oldh2
 from .dotrewrites import transposed_dots
-from .fused_copies import kept_apart
+from .fused_copies import copy_keys, kept_apart
 from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
 from .result import InstructionFate
 from .view import Node
-from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING,
-                          call_result, constant_valued, cse_survivors,
-                          inliner_before_dce, live_nodes, upcast_only)
+from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING, call_result,
+                          constant_valued, cse_survivors, inliner_before_dce, live_nodes, untraced_by_inlining,
+                          upcast_only)
 
 
 class FateBuilder:
@@ -49,12 +49,14 @@ class FateBuilder:
         self.after_names: set[str] | None = None
         self._sf_cache: dict[int, InstructionFate] = {}
         self._tu: dict[int, list[int]] | None = None
-        self.untraced = self._untraced()
+        self.untraced = untraced_by_inlining(self.B.nodes)
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = self._rebuilt_loops()
         gone = self._vanished()
-        gone |= identities.removed_with_identities(self.B, self.A, self.nparts > 1)  # old2: x + 0 ...
+        self.with_identity = identities.removed_with_identities(  # old2: x + 0 ...; gpu: max(x, -inf)
+            self.B, self.A, self.nparts > 1 or self.gpu_cse)
+        gone |= self.with_identity
         self.survivor = cse_first.sharded_apart(m, cse_survivors(  # shard4, cse4: sharded apart
             m, gone | self.recip | set(self.onednn), self.order) if gone else self.survivor,
             self.cse_first)
@@ -85,35 +87,6 @@ class FateBuilder:
         for c, keep in self.survivor.items():  # copies in instruction order
             if b2a[keep] < 0 and b2a[c] >= 0 and keep not in out:
                 out[keep] = b2a[c]
-        return out
-
-    def _untraced(self) -> bytearray:
-        """1 for instructions of inlined callees that have no one-to-one counterpart after
-        inlining: the callee is called from several sites (each gets its own copy), or the
-        value flows in through a parameter bound to another inlined call's result or to a
-        parameter of an enclosing inlined callee (nested inlining rebuilds it on the inner
-        body). XLA's call inliner leaves such an instruction behind as ``inlined``."""
-        nodes = self.B.nodes
-        sites: dict[str, int] = {}
-        for n in nodes:
-            if n.opcode == "call" and n.inst.calls:
-                sites[n.inst.calls[0]] = sites.get(n.inst.calls[0], 0) + 1
-        out = bytearray(len(nodes))
-        for n in nodes:  # instance order: a call's operands before its body
-            if n.site is None:
-                continue
-            if n.opcode == "parameter":
-                if n.alias < 0:
-                    continue
-                bound = nodes[n.alias]
-                if sites.get(n.comp, 0) > 1 or call_result(nodes, bound) or out[bound.idx] \
-                        or (bound.opcode == "parameter" and bound.site is not None):
-                    out[n.idx] = 1
-                continue
-            if any(out[o] or nodes[o].opcode == "call" for o in n.raw_operands):
-                # reads a nested call's result: both are inlined in the same pass, and
-                # the copy is rebuilt on the inlined callee's root
-                out[n.idx] = 1
         return out
 
     def _rebuilt_loops(self) -> dict[int, str]:
@@ -427,6 +400,9 @@ class FateBuilder:
             elif r != b.idx and (sf := self._survivor_fate(B.nodes[r])).fate != "folded":
                 f.after, f.fusion, f.fusion_kind = sf.after, sf.fusion, sf.fusion_kind
             return f
+        if b.idx in self.with_identity and self.live[b.idx] and self.gpu_cse and self.nparts <= 1:
+            identities.removed_fate(self, f, b)  # deleted with the identity it fed
+            return f
         if b.idx in self.sunk_dead:  # cpu4: left for DCE by broadcast sinking
             return sunk_broadcasts.dead_fate(f, b, m)
         if b.idx in self.sunk_copies and self.live[b.idx]:  # cpu5: sunk before CSE ran
@@ -527,7 +503,8 @@ class FateBuilder:
         y = m.b2a[b.idx]
         y = -1 if y >= 0 and not self.live[b.idx] and dead_pairs.look_alike(B, b, A.nodes[y]) else y
         if self.gpu_cse:  # gpu helper: fused constant look-alikes (lookalikes.py)
-            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y, self.survivor)
+            y = lookalikes.partner_or_lookalike(B, A, m.b2a, m.a2b, b, y, self.survivor,
+                                                copy_keys(m))
         if y < 0 and self.nparts > 1 and self.live[b.idx] and onecell.folded_fate(self, f, b):
             return f  # cpu8b: a scalar broadcast to one element per device (onecell.py)
         # (oldjax) a same-valued partner that the partners of b's users do not read is a
@@ -689,7 +666,7 @@ class FateBuilder:
                 f.reason = (f"{b.opcode} of {src.name} changed nothing and was removed "
                             f"(algebraic simplification); the value is in {f.fusion or f.after}")
                 return f
-        x = identities.identity_operand(B, b, self.nparts > 1, A)
+        x = identities.identity_operand(B, b, self.nparts > 1 or self.gpu_cse, A)
         if x is not None and (sf := self._survivor_fate(x)).after and \
                 sf.fate in ("kept", "fused", "rewritten", "merged"):  # x + 0, max(x, -inf)
             f.fate, f.after, f.fusion, f.fusion_kind = "rewritten", sf.after, sf.fusion, \

@@ -77,6 +77,8 @@ def late_rewrite(sb: Node, fate: str, recip: set[int], nparts: int = 1,
     ``mul.120`` was merged into it at dump 0014)."""
     if fate != "rewritten" or sb.alias >= 0 or sb.idx in recip:
         return False
+    if B is not None and nparts == 1 and iota_view(B, sb, wraps=True):
+        return False  # rebuilt as an iota by the first algsimp, copy by copy
     if sp is not None and sp.opcode == sb.opcode and nparts == 1 and _permuted(sb, sp):
         return True
     if sp is None and nparts == 1 and B is not None and sb.opcode == "broadcast" and \
@@ -176,14 +178,41 @@ def iota_rebuilt(B: View, n: Node) -> bool:
         B.nodes[u].opcode in ("reshape", "broadcast") for u in n.users)
 
 
-def iota_view(B: View, n: Node) -> bool:
+def iota_view(B: View, n: Node, wraps: bool = False) -> bool:
     """A reshape/broadcast over an iota (through other reshapes/broadcasts): algsimp rebuilds
     it as an iota of its own shape (moe_capacity's dump 0017: ``eq.14 = broadcast(reshape(
-    broadcast(iota)))`` -> ``iota.16``), so CSE does not merge it as it stands."""
+    broadcast(iota)))`` -> ``iota.16``), so CSE does not merge it as it stands. ``wraps``:
+    also through JAX's negative-index wrap of an iota (:func:`wrapped_index`)."""
     for _ in range(6):
         if n.opcode not in ("reshape", "broadcast") or not n.raw_operands:
             return False
         n = B.nodes[n.raw_operands[0]]
+        if wraps and n.opcode == "select":
+            x = wrapped_index(B, n)
+            n = B.nodes[x] if x >= 0 else n
         if n.opcode == "iota":
             return True
     return False
+
+
+def wrapped_index(B: View, n: Node) -> int:
+    """``n`` is JAX's wrap of negative indices, ``select(x < 0, x + size, x)``, over an iota
+    ``x``: algsimp knows an iota is never negative, folds the compare to false and the
+    select to ``x`` (fresh 4 infonce_temperature on one H100, ``select_n.4..7`` of
+    ``take_along_axis``'s indices, and the reshapes over them, each an iota at the first
+    algsimp, dump 0010, before CSE could merge the copies). ``x``'s index, else -1."""
+    if n.opcode != "select" or len(n.raw_operands) != 3:
+        return -1
+    p, _t, f = (B.nodes[i] for i in n.raw_operands)
+    if p.opcode != "compare" or p.inst.attrs.get("direction") != "LT" or \
+            len(p.raw_operands) != 2 or p.raw_operands[0] != f.idx:
+        return -1
+    z = B.nodes[p.raw_operands[1]]
+    while z.opcode == "broadcast" and z.raw_operands:
+        z = B.nodes[z.raw_operands[0]]
+    if z.opcode != "constant" or str(z.inst.literal) not in ("0", "0.0"):
+        return -1
+    x = f
+    while x.opcode in ("reshape", "broadcast") and x.raw_operands:
+        x = B.nodes[x.raw_operands[0]]
+    return f.idx if x.opcode == "iota" else -1

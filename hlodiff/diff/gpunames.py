@@ -9,6 +9,8 @@ is found under that name.
 
 from __future__ import annotations
 
+import re
+
 
 def sanitized(name: str) -> str:
     """The name sanitize-constant-names gives a constant that rename-instructions renamed."""
@@ -40,3 +42,50 @@ def survivor_by_name(group: list[int], nodes, stems: set[str]) -> int | None:
     """The one constant of an identical ``group`` whose name lives on, if exactly one."""
     hits = [i for i in group if sanitized(nodes[i].name)[:-2] in stems]
     return hits[0] if len(hits) == 1 else None
+
+
+_FUSED_COPY = re.compile(r"^(.+\.\d+)\.\d+(?:\.clone(?:\.\d+)?)?$")
+
+
+def _same_op(b, a) -> bool:
+    return b.opcode == a.opcode and b.mdims == a.mdims and (
+        b.opcode != "constant" or b.inst.literal == a.inst.literal)
+
+
+def pair_fused_by_name(m, unique: bool = True) -> int:
+    """Pair each open top-level before instruction with an open fused copy named after it.
+
+    On XLA:GPU ``rename-instructions`` runs just before fusion (fresh 11
+    quasi_rnn_fo_pool on one H100, dump 0050: ``transpose.13`` -> ``transpose.13.0``), and
+    priority fusion clones an instruction into a kernel under the next free number of that
+    stem (dump 0052: ``transpose.13.1`` in its fusion, ``transpose.13.0`` gone; a
+    multi-output merge adds ``.clone``/``.clone.N``). Names are unique in a module, so a
+    fused ``S.k`` with the opcode and shape of a before ``S`` is a copy of ``S`` and holds
+    its value, whatever its op_name or layout says (layout normalization rebuilds
+    ``transpose.30`` of remat_combined_policy_block with a dot's metadata and keeps the
+    name). Remat twins and layer copies share
+    op_names and shapes, so only the name tells them apart (fresh 11
+    remat_combined_policy_block: ``transpose.30`` and its recomputation ``transpose.147``,
+    in ``loop_transpose_fusion.10`` and ``.11``). The CPU pipeline never produces such
+    names (fused clones get new ones). ``unique``: only where one open copy carries the
+    name (several copies are the same value in several kernels; the structure knows which
+    one its neighbours went with, fresh 7 ctc_alpha_scan ``broadcast.12`` of a loop body);
+    else the first. Returns the number of pairs made."""
+    by_stem: dict[str, list[int]] = {}
+    for a in m.after.nodes:
+        if a.fusion < 0 or a.alias >= 0 or a.opcode == "parameter" or m.a2b[a.idx] >= 0:
+            continue
+        hit = _FUSED_COPY.match(a.name)
+        if hit:
+            by_stem.setdefault(hit.group(1), []).append(a.idx)
+    if not by_stem:
+        return 0
+    An = m.after.nodes
+    c = 0
+    for b in m.before.nodes:
+        if b.alias >= 0 or b.site is not None or m.b2a[b.idx] >= 0 or b.opcode == "parameter":
+            continue
+        ys = [y for y in by_stem.get(b.name, ()) if m.a2b[y] < 0 and _same_op(b, An[y])]
+        if ys and (len(ys) == 1 or not unique):
+            c += m.pair(b.idx, ys[0], "name")
+    return c

@@ -62,10 +62,14 @@ def keeps_infinite_bounds(after: View) -> bool:
 def removed_with_identities(v: View, after: View | None = None, spmd: bool = False) -> set[int]:
     """Broadcasts of a literal whose every user is an identity on it (see above).
 
-    ``spmd`` (a partitioned module, gpu8b): also ``max(x, -inf)`` and ``min(x, inf)``, and
-    the literal under such a broadcast when nothing else reads it. The partitioner's
-    spmd-simplify algsimp removes them before the Shardy round trip, which drops what is
-    dead before it merges literals (clip_contrastive on 8 H100s, dumps 0006/0017). Not
+    ``spmd`` (a partitioned module, gpu8b, or XLA:GPU's pipeline): also ``max(x, -inf)``
+    and ``min(x, inf)``, and the literal under such a broadcast when nothing else reads it.
+    The partitioner's spmd-simplify algsimp removes them before the Shardy round trip,
+    which drops what is dead before it merges literals (clip_contrastive on 8 H100s, dumps
+    0006/0017). On one GPU the first algsimp replaces the max by ``x`` and deletes the
+    operands left unused with it, before the first CSE (zoo mlp_deep on one H100, dump
+    0008: log_softmax's ``max.6 = broadcast(constant.14 = -inf)`` gone into
+    ``reduce_max.0``; the other ``-inf``, the reduce's init, is the one fused). Not
     elsewhere: XLA:CPU of JAX 0.4.30 keeps log_softmax's max with -inf, and its CSE merges
     a literal whose reader algsimp removed before DCE deletes it (zoo old cnn_small
     constant.55, cse_repeated constant.6: merged at cse). Never where ``after``, the
@@ -122,3 +126,32 @@ def identity_operand(v: View, b, spmd: bool, after: View | None = None):
             x = v.nodes[b.operands[1 - k]]
             return x if _literal(v, x.idx) is None else None
     return None
+
+
+def removed_fate(fb, f, b) -> None:
+    """Fill ``f`` for ``b``, a literal (or a view of one) that algebraic simplification
+    deleted with the identity it fed (:func:`removed_with_identities`): the identity was
+    replaced by its other operand, and ``b``, left without readers, went with it. The value
+    it stood for is that operand's, where the identity's fate names it."""
+    v = fb.B
+    n, user = b, None
+    for _ in range(6):
+        ids = [u for u in n.users if v.nodes[u].opcode in _IDENTITY_OPS]
+        if ids:
+            user = v.nodes[ids[0]]
+            break
+        nxt = [u for u in n.users if v.nodes[u].opcode in ("broadcast", "reshape", "bitcast")]
+        if not nxt:
+            break
+        n = v.nodes[nxt[0]]
+    f.fate = "rewritten"
+    f.reason = "removed by algebraic simplification with the identity it fed"
+    if user is not None:
+        uf = fb._survivor_fate(user)
+        f.after, f.fusion, f.fusion_kind = uf.after, uf.fusion, uf.fusion_kind
+        f.reason = (f"removed by algebraic simplification with {user.name} "
+                    f"({user.opcode} by {_literal(v, b.idx)}, an identity replaced by its other "
+                    "operand)")
+
+
+_IDENTITY_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum")

@@ -51,12 +51,18 @@ def _copies(survivor: dict[int, int] | None, i: int) -> list[int]:
 
 
 def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int,
-                         survivor: dict[int, int] | None = None) -> int:
+                         survivor: dict[int, int] | None = None,
+                         keys: list[int] | None = None) -> int:
     """``y`` when it is plausibly b's partner, else -1 (a look-alike). For constants and
     broadcasts of constants. The readers of the copies merged into ``b`` (``survivor``:
     copy -> the copy CSE keeps) read ``b`` once they are merged (gpu8b: vae_step on 8 H100s,
     the Shardy round trip, dump 0011, merges broadcast.7 into relu's max.2; fusion copies
-    max.2 next to broadcast.7's readers)."""
+    max.2 next to broadcast.7's readers). ``keys`` (``fused_copies.copy_keys``): a reader
+    that fusion copied into several kernels reads ``y`` in any of them (fresh 10
+    film_conditioned_conv on one H100: relu's ``max.2 = broadcast(0)`` is paired with its
+    copy ``max.0.7`` in the forward loss's reduce kernel, and relu's ``max.3`` with its
+    copy ``max.1.5.clone.1`` in the backward kernel; ``max.1.7`` beside ``max.0.7`` is
+    the same relu)."""
     if y < 0 or not (b.opcode == "constant" or (
             b.opcode == "broadcast" and b.operands and
             B.nodes[b.operands[0]].opcode == "constant")):
@@ -71,7 +77,7 @@ def partner_or_lookalike(B: View, A: View, b2a, a2b, b: Node, y: int,
         # (mlp_deep on 8 H100s: broadcast.7 -> broadcast.35, op_name="broadcast.7", a copy
         # fusion made of it once the Shardy round trip merged relu's max.2 into it)
         return y
-    return y if read_by_partners(B, A, b2a, b, y, survivor) else -1
+    return y if read_by_partners(B, A, b2a, b, y, survivor, keys) else -1
 
 
 def top_level_lookalike(B: View, A: View, b2a, b: Node, y: int) -> bool:
@@ -82,7 +88,8 @@ def top_level_lookalike(B: View, A: View, b2a, b: Node, y: int) -> bool:
 
 
 def read_by_partners(B: View, A: View, b2a, b: Node, y: int,
-                     survivor: dict[int, int] | None = None) -> bool:
+                     survivor: dict[int, int] | None = None,
+                     keys: list[int] | None = None) -> bool:
     """False when every (value) user of ``b`` has a partner and none of them reads ``y``,
     a same-valued after constant: then ``y`` does another job.
 
@@ -102,7 +109,12 @@ def read_by_partners(B: View, A: View, b2a, b: Node, y: int,
         if ya < 0:
             return True  # a user without a partner: no evidence either way
         want.add(ya)
-    return not want or bool(_value_users(A, y) & want)
+    if not want:
+        return True
+    got = _value_users(A, y)
+    if keys is not None:
+        want, got = {keys[x] for x in want}, {keys[x] for x in got}
+    return bool(got & want)
 
 
 def _literal_under(v: View, n: Node) -> object:

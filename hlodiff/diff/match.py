@@ -639,6 +639,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         m.dot_check = contraction_fits
     _seed(m)
     _names(m)
+    gpunames.pair_fused_by_name(m)  # fused copies keep the stem (GPU)
     if sharded:  # shard helper: names the Shardy round trip records as op_name
         from .shardmatch import recorded_names
         recorded_names(m, _score)
@@ -693,6 +694,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         rebuilt_dots(m)
     from .literal_chains import pair_surviving_literals  # literals under rebuilt views
     if pair_surviving_literals(m):
+        _propagate(m)
+    if gpunames.pair_fused_by_name(m, unique=False):  # copies in several kernels
         _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
     if _rewrites(m, skip, sharded, same_op=True):

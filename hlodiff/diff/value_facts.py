@@ -182,3 +182,32 @@ def inliner_before_dce(after) -> bool:
     The CPU pipeline of an unpartitioned program runs DCE first (sharding-removal)."""
     v = str(after.attributes.get("num_partitions", "1"))
     return (v.isdigit() and int(v) > 1) or compiled_for_gpu(after)
+
+
+def untraced_by_inlining(nodes: list) -> bytearray:
+    """1 for instructions of inlined callees that have no one-to-one counterpart after
+    inlining: the callee is called from several sites (each gets its own copy), or the
+    value flows in through a parameter bound to another inlined call's result or to a
+    parameter of an enclosing inlined callee (nested inlining rebuilds it on the inner
+    body). XLA's call inliner leaves such an instruction behind as ``inlined``."""
+    sites: dict[str, int] = {}
+    for n in nodes:
+        if n.opcode == "call" and n.inst.calls:
+            sites[n.inst.calls[0]] = sites.get(n.inst.calls[0], 0) + 1
+    out = bytearray(len(nodes))
+    for n in nodes:  # instance order: a call's operands before its body
+        if n.site is None:
+            continue
+        if n.opcode == "parameter":
+            if n.alias < 0:
+                continue
+            bound = nodes[n.alias]
+            if sites.get(n.comp, 0) > 1 or call_result(nodes, bound) or out[bound.idx] \
+                    or (bound.opcode == "parameter" and bound.site is not None):
+                out[n.idx] = 1
+            continue
+        if any(out[o] or nodes[o].opcode == "call" for o in n.raw_operands):
+            # reads a nested call's result: both are inlined in the same pass, and
+            # the copy is rebuilt on the inlined callee's root
+            out[n.idx] = 1
+    return out
