@@ -371,6 +371,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 step.orphaned[n] = fus[0]
 
     twins: dict[tuple, str] | None = None
+    pure_twins: dict[tuple, str] | None = None
     sigc: dict = {}
     sigp: dict = {}
     loop_elems: dict[tuple, str | None] | None = None
@@ -390,6 +391,14 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             t = twins.get(_unsharded(_key(i)) + merged_key(prev.module, i, sigp) +
                           (tuple(prev.canon(o) for o in i.operands),))
             if t is not None:
+                rem.fate, rem.into = "merged", t
+                step.removed.append(rem)
+                continue
+        if partitioning and n not in fused_into:
+            if pure_twins is None:
+                pure_twins = _surviving_twins(prev, ptop, p2c, removed_set)
+            t = pure_twins.get(_twin_key(prev, i))
+            if t is not None:  # the round trip's import merges identical pure code too
                 rem.fate, rem.into = "merged", t
                 step.removed.append(rem)
                 continue
@@ -580,6 +589,37 @@ def _canonical_rewrite(cur: _Snap, added: set[str], opcode: str, into: str) -> s
     if hops and x is not None and x.name in added and x.opcode == opcode:
         return x.name
     return into
+
+
+_IMPURE = {"parameter", "rng", "rng-bit-generator", "custom-call", "infeed", "outfeed",
+           "send", "recv", "after-all", "while", "conditional", "call", "all-reduce",
+           "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "tuple",
+           "get-tuple-element", "opt-barrier"}
+
+
+def _twin_key(prev: _Snap, i: Instruction) -> tuple | None:
+    if i.opcode in _IMPURE or not i.operands:
+        return None
+    return (i.computation,) + _key(i) + (prev.norm_operands(i),)
+
+
+def _surviving_twins(prev: _Snap, ptop: dict, p2c: dict[str, str],
+                     removed: set[str]) -> dict[tuple, str]:
+    """(computation, key, operands) of each instruction the partitioning step kept ->
+    its name after the step. The Shardy round trip (HLO -> MLIR -> HLO) merges identical
+    side-effect-free instructions on import, not only literals: fresh 13
+    performer_favor_causal_lm on 8 CPUs, dump 0003 -> 0004, Adam's bias correction
+    ``div.143 = f32[16] broadcast(sub.114)`` is gone and its reader ``div.144`` reads
+    ``div.11``, the round trip's name for the identical ``div.138``: merged, not rewritten.
+    Instructions with operands only (literals are matched elsewhere)."""
+    out: dict[tuple, str] = {}
+    for n, i in ptop.items():
+        if n in removed or n not in p2c:
+            continue
+        k = _twin_key(prev, i)
+        if k is not None:
+            out.setdefault(k, p2c[n])
+    return out
 
 
 def _inlined_metadata(prev: _Snap, r: Instruction) -> tuple[str | None, int | None] | None:
