@@ -17,6 +17,8 @@ from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
+from . import branch_rebuilds
+from .branch_rebuilds import rebuilt_branches
 from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING, call_result,
@@ -53,6 +55,7 @@ class FateBuilder:
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = self._rebuilt_loops()
+        self.branches = rebuilt_branches(self.B, self.A, m.b2a)  # conditional simplifier
         gone = self._vanished()
         self.with_identity = identities.removed_with_identities(  # old2: x + 0 ...; gpu: max(x, -inf)
             self.B, self.A, self.nparts > 1 or self.gpu_cse)
@@ -347,10 +350,12 @@ class FateBuilder:
             if a.opcode == "multiply":  # then dot strength reduction (strength_reduced.py)
                 f.reason = strength_reduced.reason(b, B, a, self.nparts)
             return f
-        loop = self.rebuilt.get(b.idx)
+        loop = self.rebuilt.get(b.idx) or self.branches.get(b.idx)
         if loop is not None and b.opcode not in ("parameter", "call") and self.live[b.idx]:
             f.fate = "rewritten"
             f.reason = f"while loop rebuilt (loop-invariant code motion / simplifier) as {loop}"
+            if b.idx not in self.rebuilt:
+                f.reason = f"conditional branch rebuilt by the conditional simplifier as {loop}"
             y = m.b2a[b.idx]
             if y >= 0:
                 self._set_after(f, A.nodes[y])
@@ -402,6 +407,11 @@ class FateBuilder:
             return f
         if b.idx in self.with_identity and self.live[b.idx] and self.gpu_cse and self.nparts <= 1:
             identities.removed_fate(self, f, b)  # deleted with the identity it fed
+            return f
+        if branch_rebuilds.passed_through(B, b):  # a branch handing back its parameter
+            f.reason = ("the computation hands back its parameter unchanged: tuple "
+                        "simplification returns the parameter itself, and this element of it "
+                        "was left without readers")
             return f
         if b.idx in self.sunk_dead:  # cpu4: left for DCE by broadcast sinking
             return sunk_broadcasts.dead_fate(f, b, m)
@@ -703,6 +713,8 @@ class FateBuilder:
             f.reason = f"{b.opcode} became a layout change / bitcast"
             if r is not None and r.opcode in ("bitcast", "copy", "transpose"):
                 f.reason = f"{b.opcode} became {r.opcode} {r.name}"
+            if gpu_cse.iota_view(B, b, wraps=True):
+                f.reason = f"{b.opcode} of an iota rebuilt as an iota (algebraic simplification)"
         else:
             f.reason = "simplified away (algebraic simplification)"
             if r is not None:
