@@ -51,12 +51,18 @@ def unused_arguments(B, live, fates: list) -> None:
     constant(0)``, passed to two ``_pad`` calls as an unused argument: the dumps show it
     gone at dump 0005 (call-inliner). Also sinkhorn ``get-tuple-element.5`` of a loop body
     and a cond branch's ``get-tuple-element.101`` in fresh 6 matrix_expm_grad. They were
-    "removed: dead"; they are "inlined" (in place)."""
+    "removed: dead"; they are "inlined" (in place). So is an element of one call's result
+    passed only to another call that never reads it (fresh 10 qr_orthogonal_projection
+    ``jvp_jit__diag__.8``, index 2 of jnp.diag's jvp call, an unused argument of its
+    transpose's call: gone at dump 0005 with the call it was passed to, not "tuple
+    plumbing simplified away")."""
     readers: dict[str, dict[str, list[str]]] = {}
     for b in B.nodes:
         f = fates[b.idx]
-        if f.fate != "removed" or live[b.idx] or b.site is not None or b.alias >= 0 or \
-                b.users or b.opcode in SIDE_EFFECTS:
+        element = f.fate == "rewritten" and b.opcode == "get-tuple-element" and b.alias >= 0
+        if (f.fate != "removed" and not element) or live[b.idx] or \
+                (b.site is not None and not element) or \
+                (b.alias >= 0 and not element) or b.users or b.opcode in SIDE_EFFECTS:
             continue
         rd = readers.get(b.comp)
         if rd is None:
