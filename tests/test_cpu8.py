@@ -22,6 +22,21 @@ def _arity(shape) -> int:
     return len(shape.tuple_shapes)
 
 
+def test_loop_results_pair_by_where_the_body_leaves_each_element():
+    """seq2seq_two_scans: the encoder scan ``while.36`` (10 state elements) is ``while.65``
+    (11) after loop-invariant code motion. Its three scan outputs start as the same zeros
+    (init elements 3, 4 and 5 all ``broadcast.7``), so neither the init tuple nor the
+    op_name tells ``while.40``/``.41``/``.42`` (elements 3, 4, 5) apart; the body's root
+    tuple does: each output's dynamic-update-slice has its partner at the same place of the
+    new body's root. The pass dumps keep the three at indices 3, 4, 5."""
+    before, after = _pair("seq2seq_two_scans")
+    result = diff_modules(before, after)
+    by_name = {i.name: i for i in after.entry_computation.instructions}
+    for name, k in (("while.40", 3), ("while.41", 4), ("while.42", 5)):
+        a = by_name[result.fate_of("main.23", name).after]
+        assert a.opcode == "get-tuple-element" and a.index == k, (name, a.name, a.index)
+
+
 def test_loop_rebuilt_by_licm_back_to_the_same_arity_is_still_rebuilt():
     """seq2seq_two_scans: loop-invariant code motion rebuilds the backward scans
     (``wide.region_7.8_spmd``, one more s32[] element) and the while-loop simplifier drops

@@ -45,3 +45,16 @@ def test_a_no_op_reduce_precision_is_its_operand(result):
     f = result.fate_of("reduce_precision.13")
     assert (f.fate, f.fusion) == ("rewritten", "gemm_fusion_dot.5"), (f.fate, f.fusion, f.reason)
     assert "identity on dot_general.57" in f.reason
+
+
+def test_readers_of_barrier_elements_pair_through_the_removed_barrier():
+    """zoo remat_nothing on 8 CPU devices (fixtures/sharded_passes/remat_nothing, XLA's own
+    modules): the recomputed ``transpose.3`` reads a get-tuple-element of jax.checkpoint's
+    barrier. XLA removes the barrier (cse_barrier_expander) and the tuple simplifier hands
+    the element's value to the transpose, which algsimp makes ``bitcast.126`` (the pass
+    dumps: rewritten at algsimp into bitcast.126). Its partner is found from the partner of
+    the value the barrier handed on, not among look-alike transposes of other layers."""
+    d = D.parent.parent / "sharded_passes" / "remat_nothing"
+    r = diff_modules(*load_pair(d))
+    f = r.fate_of("main.2", "transpose.3")
+    assert (f.fate, f.after) == ("rewritten", "bitcast.126"), (f.fate, f.after)

@@ -119,3 +119,59 @@ def reordered_loop(m, w) -> int:
         return -1
     a = m.after.nodes[cands[0]]
     return a.idx if same_state(w.inst.shape, a.inst.shape, n) else -1
+
+
+def _body_root(v, ctl: int) -> int:
+    roots = v.__dict__.get("_body_roots")
+    if roots is None:
+        roots = v._body_roots = {c: r for c, role, _comp, r, _p in v.bodies if role == "body"}
+    return roots.get(ctl, -1)
+
+
+def _param_loop(v, p: int) -> int:
+    """The while whose body (or condition) has parameter node ``p``, else -1."""
+    owner = v.__dict__.get("_param_loops")
+    if owner is None:
+        owner = v._param_loops = {q: c for c, _role, _comp, _r, ps in v.bodies
+                                  if v.nodes[c].opcode == "while" for q in ps}
+    return owner.get(p, -1)
+
+
+def element_index(m, b, a, k: int | None) -> int | None:
+    """The index in the paired after loop ``a`` of before loop ``b``'s state element ``k``,
+    told by where the partner of that element's value sits: in the body's root tuple (what
+    an iteration leaves there) and the init tuple. None where that tells nothing apart.
+
+    The loop passes widen a loop's state (while-loop-invariant code motion appends the
+    hoisted values) and narrow it (the simplifier drops dead or duplicate elements), and a
+    partitioned program's round trip may reorder it: fresh 4 seq2seq_two_scans on 8 CPUs,
+    ``while.36`` (10 elements) is ``while.65`` (11) after; three scan outputs start as the
+    same zeros (init elements 3, 4, 5 all ``broadcast.7``), but the body writes each with
+    its own dynamic-update-slice, whose partners sit at 3, 4, 5 of the new body's root.
+    ``b`` and ``a`` may also be the parameters of the paired loops' bodies (or conditions):
+    their elements are the loops' state elements."""
+    B, A = m.before, m.after
+    if k is not None and b.opcode == "parameter" and a.opcode == "parameter":
+        wb, wa = _param_loop(B, b.idx), _param_loop(A, a.idx)  # the body's own state
+        if wb < 0 or wa < 0 or m.b2a[wb] != wa:
+            return None
+        b, a = B.nodes[wb], A.nodes[wa]
+    if k is None or b.opcode != "while" or a.opcode != "while":
+        return None
+    cands: set[int] | None = None
+    pairs = ((_body_root(B, b.idx), _body_root(A, a.idx)),
+             (b.raw_operands[0] if b.raw_operands else -1,
+              a.raw_operands[0] if a.raw_operands else -1))
+    for tb, ta in pairs:
+        if tb < 0 or ta < 0:
+            continue
+        tbn, tan = B.nodes[tb], A.nodes[ta]
+        if tbn.opcode != "tuple" or tan.opcode != "tuple" or k >= len(tbn.raw_operands):
+            continue
+        p = m.b2a[B.resolve(tbn.raw_operands[k])]
+        if p < 0:
+            continue
+        js = {j for j, q in enumerate(tan.raw_operands) if A.resolve(q) == p}
+        if js:
+            cands = js if cands is None else (cands & js or cands)
+    return next(iter(cands)) if cands and len(cands) == 1 else None

@@ -35,6 +35,7 @@ from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, 
 from .param_deps import exact_twin
 from .partition import may_be_piece
 from .broadcast_dims import other_placement  # old5
+from .barrier_forward import pair_through_barriers
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
 from .view import Node, View
@@ -243,47 +244,70 @@ def _propagate(m: Matching) -> int:
                                        and not other_placement(bx, An[y])]))  # old5
                 pair_sole_choices(m, chosen, "operand")
         # users
-        bu, au = b.users, a.users
-        if bu and au:
-            open_a = [y for y in au if a2b[y] < 0]
-            if not open_a:
-                continue
-            groups = None
-            if len(open_a) > 16:  # high fan-out: bucket instead of scanning per user
-                groups = defaultdict(list)
-                for y in open_a:
-                    groups[(An[y].opcode, An[y].mdims)].append(y)
-            chosen: list[tuple[int, list[int]]] = []
-            for x in bu:
-                if b2a[x] >= 0:
-                    continue
-                bx = Bn[x]
-                pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
-                cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
-                        and not other(bx, An[y]) and fits(m, x, y)]
-                if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a) \
-                        and loop_state.index_sound(m, b, a, bx.inst.index):  # gpu4: reordered
-                    # elements of paired tuples of the same arity: the same index (the
-                    # partitioner and the loop passes keep a loop's state in its order)
-                    c2 = [y for y in cand if An[y].opcode == "get-tuple-element"
-                          and An[y].inst.index == bx.inst.index]
-                    if c2:
-                        cand = c2
-                if len(cand) > 1:
-                    c2 = [y for y in cand if An[y].op_name == bx.op_name]
-                    if c2:
-                        cand = c2
-                if len(cand) > 1:
-                    c2 = [y for y in cand if An[y].src == bx.src]
-                    if c2:
-                        cand = c2
-                if len(cand) > 1:
-                    c2 = [y for y in cand if _agree(m, bx, An[y]) == len(bx.operands)]
-                    if c2:
-                        cand = c2
-                chosen.append((x, cand))
-            pair_sole_choices(m, chosen, "user")
+        _pair_users(m, b, a, b.users, other, fits)
     return m.count - start
+
+
+def _pair_users(m: Matching, b: Node, a: Node, bu: list[int], other, fits) -> None:
+    """Pair the open users ``bu`` of before node ``b`` with open users of its partner
+    ``a`` where the choice is unique (after filtering by index, op_name, frame, operands)."""
+    Bn, An = m.before.nodes, m.after.nodes
+    b2a, a2b = m.b2a, m.a2b
+    au = a.users
+    if not bu or not au:
+        return
+    open_a = [y for y in au if a2b[y] < 0]
+    if not open_a:
+        return
+    groups = None
+    if len(open_a) > 16:  # high fan-out: bucket instead of scanning per user
+        groups = defaultdict(list)
+        for y in open_a:
+            groups[(An[y].opcode, An[y].mdims)].append(y)
+    chosen: list[tuple[int, list[int]]] = []
+    for x in bu:
+        if b2a[x] >= 0:
+            continue
+        bx = Bn[x]
+        pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
+        cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
+                and not other(bx, An[y]) and fits(m, x, y)]
+        if len(cand) > 1 and bx.opcode == "get-tuple-element" and not _same_arity(b, a):
+            j = loop_state.element_index(m, b, a, bx.inst.index)  # loop state widened/narrowed
+            c2 = [y for y in cand if An[y].opcode == "get-tuple-element" and
+                  An[y].inst.index == j] if j is not None else []
+            if c2:
+                cand = c2
+        if len(cand) > 1 and bx.opcode == "get-tuple-element" and _same_arity(b, a) \
+                and loop_state.index_sound(m, b, a, bx.inst.index):  # gpu4: reordered
+            # elements of paired tuples of the same arity: the same index (the
+            # partitioner and the loop passes keep a loop's state in its order)
+            c2 = [y for y in cand if An[y].opcode == "get-tuple-element"
+                  and An[y].inst.index == bx.inst.index]
+            if c2:
+                cand = c2
+        if len(cand) > 1:
+            c2 = [y for y in cand if An[y].op_name == bx.op_name]
+            if c2:
+                cand = c2
+        if len(cand) > 1:
+            c2 = [y for y in cand if An[y].src == bx.src]
+            if c2:
+                cand = c2
+        if len(cand) > 1:
+            c2 = [y for y in cand if _agree(m, bx, An[y]) == len(bx.operands)]
+            if c2:
+                cand = c2
+        chosen.append((x, cand))
+    pair_sole_choices(m, chosen, "user")
+
+
+def _through_barriers(m: Matching) -> int:
+    """Pair the readers of jax.checkpoint barrier elements from the partner of the value
+    each element hands on (barrier_forward.pair_through_barriers), then propagate."""
+    n = pair_through_barriers(m, lambda g, a: _pair_users(
+        m, g, a, m.before.nodes[g].users, owned_elsewhere(m), param_reads.fits))
+    return n + (_propagate(m) if n else 0)
 
 
 def _agree(m: Matching, b: Node, a: Node) -> int:
@@ -667,6 +691,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         n += _propagate(m)
         n += _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
         n += _propagate(m)
+        n += _through_barriers(m)
         if not n:
             break
     merged: dict[int, int] = {}
