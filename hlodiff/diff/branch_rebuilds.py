@@ -19,6 +19,8 @@ copied unchanged and are not marked here.
 
 from __future__ import annotations
 
+from .value_facts import parameter_dependents
+
 
 def rebuilt_branches(B, A, b2a) -> dict[int, str]:
     """Before node -> the clone of its conditional branch that the conditional simplifier
@@ -46,18 +48,7 @@ def rebuilt_branches(B, A, b2a) -> dict[int, str]:
             changed[comp] = clone  # parameter elements dropped: indices moved
     if not changed:
         return {}
-    members = [n for n in nodes if n.ctx in changed]
-    dep: set[int] = {n.idx for n in members if n.opcode == "parameter" and n.site is None}
-    grew = True
-    while grew:
-        grew = False
-        for n in members:
-            if n.idx in dep:
-                continue
-            if any(o in dep for o in n.raw_operands) or (n.alias >= 0 and n.alias in dep):
-                dep.add(n.idx)
-                grew = True
-    return {i: changed[nodes[i].ctx] for i in dep if nodes[i].opcode != "parameter"}
+    return {i: changed[nodes[i].ctx] for i in parameter_dependents(nodes, changed)}
 
 
 def _arity(shape) -> int:

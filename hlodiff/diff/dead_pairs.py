@@ -60,9 +60,9 @@ def unused_arguments(B, live, fates: list) -> None:
     for b in B.nodes:
         f = fates[b.idx]
         element = f.fate == "rewritten" and b.opcode == "get-tuple-element" and b.alias >= 0
-        if (f.fate != "removed" and not element) or live[b.idx] or \
-                (b.site is not None and not element) or \
-                (b.alias >= 0 and not element) or b.users or b.opcode in SIDE_EFFECTS:
+        if not element and (f.fate != "removed" or b.site is not None or b.alias >= 0):
+            continue
+        if live[b.idx] or b.users or b.opcode in SIDE_EFFECTS:
             continue
         rd = readers.get(b.comp)
         if rd is None:

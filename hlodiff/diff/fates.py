@@ -22,8 +22,8 @@ from .branch_rebuilds import rebuilt_branches
 from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING, call_result,
-                          constant_valued, cse_survivors, inliner_before_dce, live_nodes, untraced_by_inlining,
-                          upcast_only)
+                          constant_valued, cse_survivors, inliner_before_dce, live_nodes,
+                          parameter_dependents, untraced_by_inlining, upcast_only)
 
 
 class FateBuilder:
@@ -126,22 +126,7 @@ class FateBuilder:
                 inits[w.raw_operands[0]] = new[0]
         if not changed:
             return {}
-        members = [n for n in nodes if n.ctx in changed]
-        dep: set[int] = {n.idx for n in members if n.opcode == "parameter" and n.site is None}
-        grew = True
-        while grew:
-            grew = False
-            for n in members:
-                if n.idx in dep:
-                    continue
-                if n.opcode == "parameter":
-                    hit = n.alias >= 0 and n.alias in dep
-                else:
-                    hit = any(o in dep for o in n.raw_operands) or (n.alias >= 0 and n.alias in dep)
-                if hit:
-                    dep.add(n.idx)
-                    grew = True
-        out = {i: changed[nodes[i].ctx] for i in dep if nodes[i].opcode != "parameter"}
+        out = {i: changed[nodes[i].ctx] for i in parameter_dependents(nodes, changed)}
         out.update(inits)
         return out
 

@@ -305,8 +305,9 @@ def _pair_users(m: Matching, b: Node, a: Node, bu: list[int], other, fits) -> No
 def _through_barriers(m: Matching) -> int:
     """Pair the readers of jax.checkpoint barrier elements from the partner of the value
     each element hands on (barrier_forward.pair_through_barriers), then propagate."""
+    other = owned_elsewhere(m)  # (built once: it scans the before module)
     n = pair_through_barriers(m, lambda g, a: _pair_users(
-        m, g, a, m.before.nodes[g].users, owned_elsewhere(m), param_reads.fits))
+        m, g, a, m.before.nodes[g].users, other, param_reads.fits))
     return n + (_propagate(m) if n else 0)
 
 

@@ -21,6 +21,7 @@ def rebuilt_reciprocals(m) -> set[int]:
     nodes = B.nodes
     out: set[int] = set()
     merged_users = cse_first.group_users(m)  # shard4: CSE met the divisor first
+    paired_keys: set[int] | None = None  # value keys of paired after nodes, when first needed
     for b in nodes:
         if b.alias >= 0 or not b.users or b.opcode not in RECIPROCAL_OF:
             continue
@@ -40,9 +41,12 @@ def rebuilt_reciprocals(m) -> set[int]:
             continue
         if not all_mul:
             y = m.b2a[b.idx]
-            if y < 0 or not any(
-                    m.a2b[o] < 0 and A.nodes[o].opcode not in NOT_NEW_VALUE and
-                    not _copy_paired(m, o) for o in A.nodes[y].operands):
+            if y < 0:
+                continue
+            if paired_keys is None:
+                paired_keys = _paired_keys(m)
+            if not any(m.a2b[o] < 0 and A.nodes[o].opcode not in NOT_NEW_VALUE and
+                       copy_keys(m)[o] not in paired_keys for o in A.nodes[y].operands):
                 continue
         out.add(b.idx)
     for i in list(out):
@@ -53,14 +57,12 @@ def rebuilt_reciprocals(m) -> set[int]:
     return out
 
 
-def _copy_paired(m, o: int) -> bool:
-    """After node ``o`` is a fusion's copy of a paired instruction (fused_copies.copy_keys):
-    an old value, not one algsimp built (fresh 13 qlora_int8_frozen_base under JAX 0.4.30:
-    Adam's ``m / broadcast(1 - b1**t)``, the broadcast fused beside a copy of the subtract
-    whose partner is another kernel's copy; the divide went at algsimp as ``(A / B) / C ->
-    A / (B * C)``, the broadcast lived on and was fused, dump 0025)."""
+def _paired_keys(m) -> set[int]:
+    """Value keys (fused_copies.copy_keys) of the paired after nodes. An open operand with
+    such a key is a fusion's copy of a paired instruction: an old value, not one algsimp
+    built (fresh 13 qlora_int8_frozen_base under JAX 0.4.30: Adam's ``m / broadcast(1 -
+    b1**t)``, the broadcast fused beside a copy of the subtract whose partner is another
+    kernel's copy; the divide went at algsimp as ``(A / B) / C -> A / (B * C)``, the
+    broadcast lived on and was fused, dump 0025)."""
     keys = copy_keys(m)
-    paired = m.__dict__.get("_paired_keys")
-    if paired is None:
-        paired = m._paired_keys = {keys[x] for x in range(len(keys)) if m.a2b[x] >= 0}
-    return keys[o] in paired
+    return {keys[x] for x in range(len(keys)) if m.a2b[x] >= 0}

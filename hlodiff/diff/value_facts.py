@@ -211,3 +211,25 @@ def untraced_by_inlining(nodes: list) -> bytearray:
             # the copy is rebuilt on the inlined callee's root
             out[n.idx] = 1
     return out
+
+
+def parameter_dependents(nodes: list, comps) -> set[int]:
+    """Nodes of the computations ``comps`` (by ``Node.ctx``) that read, directly or through
+    others, a parameter of one of them (the parameters themselves left out): what a loop
+    or conditional pass rebuilds when it gives the computation a new state tuple."""
+    members = [n for n in nodes if n.ctx in comps]
+    dep: set[int] = {n.idx for n in members if n.opcode == "parameter" and n.site is None}
+    grew = True
+    while grew:
+        grew = False
+        for n in members:
+            if n.idx in dep:
+                continue
+            if n.opcode == "parameter":
+                hit = n.alias >= 0 and n.alias in dep
+            else:
+                hit = any(o in dep for o in n.raw_operands) or (n.alias >= 0 and n.alias in dep)
+            if hit:
+                dep.add(n.idx)
+                grew = True
+    return {i for i in dep if nodes[i].opcode != "parameter"}
