@@ -45,6 +45,9 @@ class Region:
     recomputed: list[str] = field(default_factory=list)  # in instruction order
     backward: list[str] = field(default_factory=list)  # the region's own backward ops
     twins: dict[str, str] = field(default_factory=dict)  # recomputed -> forward twin
+    # recomputed without a forward twin -> the identical instruction another region
+    # recomputes (nested jax.checkpoint: the outer and the inner recomputation)
+    recompute_twins: dict[str, str] = field(default_factory=dict)
     function: str | None = None  # the user's checkpointed function
     lines: str | None = None  # "file.py:12-30"
     scope: str | None = None  # name scope inside the checkpointed function, if any
@@ -372,11 +375,24 @@ def _twins(module: Module, comp: Computation, found: list[Region], owner: dict[s
         if "transpose(" in (i.op_name or ""):
             continue
         forward.setdefault(fp[i.name], i.name)
-    for r in found:
+    elsewhere: dict[int, list[tuple[int, str]]] = {}  # fingerprint -> (region, recomputed)
+    for k, r in enumerate(found):
         for n in r.recomputed:
+            if comp.by_name[n].opcode not in TRIVIAL:
+                elsewhere.setdefault(fp.get(n, 0), []).append((k, n))
+    for k, r in enumerate(found):
+        for n in r.recomputed:
+            if comp.by_name[n].opcode in TRIVIAL:
+                continue
             t = forward.get(fp.get(n, 0))
-            if t is not None and comp.by_name[n].opcode not in TRIVIAL:
+            if t is not None:
                 r.twins[n] = t
+                continue
+            # no forward twin (the forward pass computed it another way, under jvp): the one
+            # identical instruction of another region's recomputation, if there is exactly one
+            others = [x for j, x in elsewhere.get(fp.get(n, 0), []) if j != k]
+            if len(others) == 1:
+                r.recompute_twins[n] = others[0]
 
 
 _STACKS: dict = {}  # (id of the tables, frame id) -> user stack; reset per find_regions

@@ -35,6 +35,22 @@ def forwarded_element(B: View, b: Node) -> int:
     return n.idx if through_barrier and n.idx != b.idx else -1
 
 
+def handed_on_partner(m, x: int) -> int:
+    """The partner of the value the open get-tuple-element ``x`` of a removed barrier hands
+    on, or -1: what x's readers read in the optimized module. The forwarded elements are
+    computed once per matching."""
+    B = m.before
+    if B.nodes[x].opcode != "get-tuple-element":
+        return -1
+    fw = m.__dict__.get("_handed_on")
+    if fw is None:
+        fw = m._handed_on = {}
+    e = fw.get(x)
+    if e is None:
+        e = fw[x] = forwarded_element(B, B.nodes[x]) if barriers_gone(m.after) else -1
+    return m.b2a[B.resolve(e)] if e >= 0 else -1
+
+
 def barriers_gone(A: View) -> bool:
     """No opt-barrier is left in the optimized module (computed once per view)."""
     gone = A.__dict__.get("_barriers_gone")

@@ -117,7 +117,9 @@ class FateBuilder:
                 if A.nodes[y].opcode != "while":
                     continue
             new = A.nodes[y].inst.called.get(role)
-            if not new or not loop_pairs.renamed_by_loop_pass(comp, new[0], self.nparts):
+            if not new or not loop_pairs.renamed_by_loop_pass(
+                    comp, new[0], self.nparts, len(w.inst.shape.tuple_shapes),
+                    len(A.nodes[y].inst.shape.tuple_shapes)):
                 continue  # loops4: the partitioner's renaming is no rebuild
             # (cpu8: a marked name is a loop pass's rebuild even where the state came back
             # to the same arity, LICM widening and the simplifier narrowing: loop_pairs.py)
@@ -336,6 +338,8 @@ class FateBuilder:
                 f.reason = strength_reduced.reason(b, B, a, self.nparts)
             return f
         loop = self.rebuilt.get(b.idx) or self.branches.get(b.idx)
+        if loop is not None and self.cse_first and b.idx in self.survivor:
+            loop = None  # 8 CPUs: the partitioner's cleanup CSE merged it before loop passes
         if loop is not None and b.opcode not in ("parameter", "call") and self.live[b.idx]:
             f.fate = "rewritten"
             f.reason = f"while loop rebuilt (loop-invariant code motion / simplifier) as {loop}"
@@ -694,6 +698,9 @@ class FateBuilder:
         f.fate = "rewritten"
         if r is not None:
             self._set_after(f, r)
+        held = self._reviewed_operand(b, r)
+        if held is not None:
+            f.after, f.fusion, f.fusion_kind = held.after, held.fusion, held.fusion_kind
         if b.opcode in LAYOUT_LIKE:
             f.reason = f"{b.opcode} became a layout change / bitcast"
             if r is not None and r.opcode in ("bitcast", "copy", "transpose"):
@@ -721,6 +728,20 @@ class FateBuilder:
                     if nodes[t].opcode == "tuple":
                         self._tu.setdefault(t, []).append(n.idx)
         return self._tu
+
+    def _reviewed_operand(self, b: Node, r: Node | None) -> InstructionFate | None:
+        """A reshape that is gone re-views its operand's data: the survivor of the operand
+        holds b's values (reshape-mover sinks the reshape below the operand's users, layout
+        assignment makes it a bitcast of the operand), not the reader the fallback found."""
+        if b.opcode not in ("reshape", "bitcast") or len(b.operands) != 1:
+            return None
+        o = self.B.nodes[b.operands[0]]
+        if o.inst.shape.num_elements != b.inst.shape.num_elements:
+            return None
+        sf = self._survivor_fate(o)
+        if sf.after is None or sf.fate not in ("kept", "fused", "rewritten", "merged"):
+            return None
+        return sf
 
     def _survivor_fate(self, sb: Node) -> InstructionFate:
         c = self._sf_cache.get(sb.idx)

@@ -62,7 +62,8 @@ def pair_bare_loops(m) -> int:
 _LOOP_PASS_MARKS = ("wide.", ".clone", ".sunk")
 
 
-def renamed_by_loop_pass(old: str, new: str, nparts: int) -> bool:
+def renamed_by_loop_pass(old: str, new: str, nparts: int, arity_before: int = 0,
+                         arity_after: int = 0) -> bool:
     """Whether a loop whose body (or condition) ``old`` is now ``new`` was rebuilt by the
     loop passes (loops4). In a partitioned module the SPMD partitioner renames every
     computation it rewrites and the Shardy round trip renumbers them: fresh gru_scan on 8
@@ -79,10 +80,19 @@ def renamed_by_loop_pass(old: str, new: str, nparts: int) -> bool:
     with one more ``s32[]`` and ``body=%wide.region_7.8_spmd``; simplify-while-loops later
     drops the element again (final ``body=%wide.wide.region_7.8_spmd.clone.clone``, nine
     elements as before). The oracle has the body's instructions rewritten at
-    while-loop-invariant-code-motion."""
+    while-loop-invariant-code-motion.
+
+    A partitioned loop whose state has another number of elements was rebuilt too, marks or
+    not: the partitioner gives each element its per-device shape but keeps the arity, and
+    the Shardy round trip renames the loop passes' clones (fresh 14
+    grad_accum_fori_microbatches on 8 H100s: simplify-while-loops clones the body,
+    ``region_0.39.clone.clone`` in dump 0006, the state later loses its duplicate counter,
+    23 -> 22 elements, and the final body is ``region_0.22_spmd``)."""
     if old == new:
         return False
     if nparts <= 1:
+        return True
+    if arity_before and arity_after and arity_before != arity_after:
         return True
     return any(m in new for m in _LOOP_PASS_MARKS)
 

@@ -35,7 +35,7 @@ from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, 
 from .param_deps import exact_twin
 from .partition import may_be_piece
 from .broadcast_dims import other_placement  # old5
-from .barrier_forward import pair_through_barriers
+from .barrier_forward import handed_on_partner, pair_through_barriers
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
 from .view import Node, View
@@ -329,6 +329,8 @@ def _score(m: Matching, b: Node, a: Node, key=None, skip=None) -> int:
     ao = a.operands if key is None else [key(o) for o in a.operands]
     for i, x in enumerate(b.operands):
         y = b2a[x]
+        if y < 0:  # an element of a removed jax.checkpoint barrier: its reader now reads
+            y = handed_on_partner(m, x)  # the value the element handed on
         if y >= 0 and not (skip and y in skip):
             if key is not None:
                 y = key(y)

@@ -74,12 +74,12 @@ def _twin_fate(good: InstructionFate) -> str:
     return "rewritten"
 
 
-def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> int:
+def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> list[InstructionFate]:
     """Give a twin whose fate names a look-alike of another opcode the kernel of its
-    partner (the one value CSE kept). Returns how many fates changed."""
-    changed = 0
+    partner (the one value CSE kept). Returns the fates it changed."""
+    changed = []
     for r in regions:
-        for n, t in r.twins.items():
+        for n, t in list(r.twins.items()) + list(r.recompute_twins.items()):
             fr, ft = fates.get((r.computation, n)), fates.get((r.computation, t))
             if fr is None or ft is None:
                 continue
@@ -100,8 +100,37 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> int:
                 bad.reason = (f"computed once with {good.before}, its identical twin across a "
                               "jax.checkpoint barrier (CSE once the barrier was removed)")
                 bad.candidates = []
-                changed += 1
+                changed.append(bad)
     return changed
+
+
+def _follow_views(before: Module, fates: dict, changed: list[InstructionFate]) -> int:
+    """A reshape or bitcast of a corrected twin that the fallback placed at a reader's kernel
+    ("became a layout change") re-views the twin's data: it lives where the twin does
+    (reshape-mover sank it below its readers; layout assignment made it a bitcast of the
+    dot's output). Returns how many fates changed."""
+    users: dict[tuple[str, str], list] = {}
+    size: dict[tuple[str, str], int] = {}
+    for c in before.computations:
+        for i in c.instructions:
+            size[(c.name, i.name)] = i.shape.num_elements
+            for o in i.operands:
+                users.setdefault((c.name, o), []).append(i)
+    done, todo = 0, list(changed)
+    while todo:
+        src = todo.pop()
+        for u in users.get((src.computation, src.before), []):
+            f = fates.get((src.computation, u.name))
+            if f is None or u.opcode not in ("reshape", "bitcast") or f.fate != "rewritten" or \
+                    size.get((src.computation, src.before)) != u.shape.num_elements or \
+                    not (f.reason or "").startswith(f"{u.opcode} became a layout change") or \
+                    (f.fusion or f.after) == (src.fusion or src.after):
+                continue
+            f.after, f.fusion, f.fusion_kind = src.after, src.fusion, src.fusion_kind
+            f.reason = f"{u.opcode} of {src.before}, a view of its data"
+            todo.append(f)
+            done += 1
+    return done
 
 
 def _schedule(after: Module):
@@ -131,7 +160,8 @@ def correct_fates(before: Module, after: Module, fl: list[InstructionFate]) -> i
         return 0
     fates = {(f.computation, f.before): f for f in fl}
     after_ops = {i.name: i.opcode for i in after.instructions()}
-    return _correct_twins(regions, fates, after_ops)
+    changed = _correct_twins(regions, fates, after_ops)
+    return len(changed) + _follow_views(before, fates, changed)
 
 
 def analyse(before: Module, after: Module, fl: list[InstructionFate],

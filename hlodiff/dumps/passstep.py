@@ -676,6 +676,13 @@ def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
     if am is not None:
         want = (am.op_name, am.stack_frame_id)
         k = next((j for j, r in enumerate(lst) if _inlined_metadata(prev, r) == want), -1)
+    if k < 0 and cur is not None and a.operands and len(lst) > 1:
+        # twins with twin operands, metadata renumbered (fresh 14 grad_accum_fori_microbatches
+        # dump 0007: the call inliner copies both ``i * 8`` index chains, of the inputs' and
+        # of the labels' dynamic slice, with new stack frames): the users a few levels up
+        # tell them apart, by shape (the inliner rewrote the op_names)
+        same = deep_user_match(prev.users, prev.top, cur.users, cur.top, a, lst, by_shape=True)
+        k = same[0] if same else -1
     return k if k >= 0 else 0
 
 

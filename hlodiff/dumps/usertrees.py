@@ -23,7 +23,16 @@ _DEPTH = 4
 _FANOUT = 8
 
 
-def _tree(name: str, users: dict, top: dict, depth: int, memo: dict) -> tuple:
+def _op_name(i: Instruction):
+    md = i.metadata
+    return md.op_name if md else None
+
+
+def _shape(i: Instruction):
+    return str(i.shape)
+
+
+def _tree(name: str, users: dict, top: dict, depth: int, memo: dict, label=_op_name) -> tuple:
     key = (name, depth)
     got = memo.get(key)
     if got is not None:
@@ -33,22 +42,24 @@ def _tree(name: str, users: dict, top: dict, depth: int, memo: dict) -> tuple:
         i = top.get(u)
         if i is None:
             continue
-        md = i.metadata
-        sub = _tree(u, users, top, depth - 1, memo) if depth > 1 else ()
-        out.append((i.opcode, k, md.op_name if md else None, sub))
+        sub = _tree(u, users, top, depth - 1, memo, label) if depth > 1 else ()
+        out.append((i.opcode, k, label(i), sub))
     got = memo[key] = tuple(sorted(out, key=repr))
     return got
 
 
 def deep_user_match(prev_users: dict, ptop: dict, cur_users: dict, ctop: dict,
-                    a: Instruction, lst: list[Instruction]) -> list[int]:
+                    a: Instruction, lst: list[Instruction], by_shape: bool = False) -> list[int]:
     """Indices of the candidates in ``lst`` whose users' tree equals ``a``'s; empty when
-    that tells nothing apart."""
+    that tells nothing apart. ``by_shape``: users are told by shape, not op_name (the call
+    inliner prefixes op_names with the call's; the shapes stay)."""
     memo_c: dict = {}
     memo_p: dict = {}
+    label = _shape if by_shape else _op_name
     for depth in range(1, _DEPTH + 1):
-        want = _tree(a.name, cur_users, ctop, depth, memo_c)
-        out = [j for j, r in enumerate(lst) if _tree(r.name, prev_users, ptop, depth, memo_p) == want]
+        want = _tree(a.name, cur_users, ctop, depth, memo_c, label)
+        out = [j for j, r in enumerate(lst)
+               if _tree(r.name, prev_users, ptop, depth, memo_p, label) == want]
         if not out:
             return []
         if len(out) < len(lst):
