@@ -74,3 +74,16 @@ def test_nested_remat_recomputations_and_their_views():
     assert where("reshape.116") == where("dot_general.173") == "ynn_fusion.102"
     assert where("dot_general.182") == "ynn_fusion.72"
     assert where("reduce_sum.991") == "multiply_reduce_fusion.27"
+
+
+def test_oracle_maps_partitioned_twins_by_evidence_first():
+    """Dump 0005 -> 0006 (the SPMD partitioner, 8 CPU devices): every name changes. Layer
+    0's top-k indices become a per-device get-tuple-element of a new tuple
+    (``get-tuple-element.2``, read by ``sort.14``), layer 1's top-k stays whole and its
+    index element is ``get-tuple-element.4``. Taken in text order, the first, with nothing
+    to go by, took layer 1's element, and the sorts swapped layers."""
+    t = trace(find_pass_dumps(D / "partitioner_twins", "jit_mixture_of_depths_topk_router"))
+    step = t.passes[-1]
+    assert step.renamed.get("top_k.5") == "get-tuple-element.4", step.renamed.get("top_k.5")
+    assert step.renamed.get("sort.12") == "sort.14", step.renamed.get("sort.12")
+    assert step.renamed.get("sort.13") == "sort.15", step.renamed.get("sort.13")

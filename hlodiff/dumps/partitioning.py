@@ -149,55 +149,110 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
         c2p[n] = r.name
         renamed[r.name] = n
 
-    for n in added:
-        if n in c2p:
+    # A look-alike read through operands nothing maps yet (the partitioner's new tuples,
+    # slices and collectives) waits while others still take theirs by evidence (fresh 14
+    # mixture_of_depths_topk_router on 8 CPUs, dump 0006: the per-device
+    # get-tuple-element of layer 0's top-k, reading the partitioner's new tuple, took
+    # layer 1's index element, which the get-tuple-element of layer 1's top-k reads by
+    # its renamed operand). When nothing can be taken by evidence, one waiting instruction
+    # takes its best candidate, and the others look again: the first whose candidate has
+    # its very shape (no per-device piece: the partitioner kept that one whole, layer 1's
+    # replicated top-k), else the first in text order.
+    pending = [n for n in added if n not in c2p]
+    for _ in range(_ROUNDS):
+        waiting: list[str] = []
+        took = False
+        for n in pending:
+            if n in c2p:
+                continue
+            best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, True)
+            if best is _WAIT:
+                waiting.append(n)
+            elif best is not None:
+                take(n, best)
+                took = True
+        pending = waiting
+        if not pending:
+            break
+        if not took:  # the first whose best candidate has its very shape, else the first
+            k = next((k for k, n in enumerate(pending)
+                      if (b := _loose_pick(prev, cur, ctop[n], c2p, left, byname, False))
+                      is not None and b.shape == ctop[n].shape), 0)
+            n = pending.pop(k)
+            best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, False)
+            if best is not None:
+                take(n, best)
+    for n in pending:  # (bounded: the rest in text order)
+        if n not in c2p:
+            best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, False)
+            if best is not None:
+                take(n, best)
+
+
+_ROUNDS = 64  # evidence rounds at most (each costs one look at every waiting instruction)
+
+
+_WAIT = object()
+# attributes sharding passes never change (slices, padding, windows and sizes they do)
+_KEPT_ATTRS = ("dimensions", "direction", "comparison_type", "iota_dimension", "largest",
+               "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims",
+               "rhs_batch_dims", "is_stable", "fft_type", "exponent_bits", "mantissa_bits")
+
+
+def _loose_pick(prev, cur, a: Instruction, c2p: dict[str, str], left: dict, byname: dict,
+                may_wait: bool):
+    """The removed instruction the added ``a`` renames (loose_renames), None, or ``_WAIT``
+    (``may_wait``: the best candidate shares no operand with ``a`` because some of a's
+    operands are not mapped yet)."""
+    ptop, ctop = prev.top, cur.top
+    md = a.metadata
+    op = md.op_name if md else None
+    r = byname.get(op) if op else None
+    if r is not None and r.opcode == a.opcode and shard_of(r.shape, a.shape):
+        return r
+    lst = left.get((a.opcode, op))
+    if not lst:
+        return None
+    mapped = [c2p.get(o) for o in a.operands]
+    best, score = None, -1  # type: ignore[assignment]
+    tied: list[Instruction] = []
+    for r in lst:
+        if len(r.operands) != len(a.operands):
             continue
-        a = ctop[n]
-        md = a.metadata
-        op = md.op_name if md else None
-        r = byname.get(op) if op else None
-        if r is not None and r.opcode == a.opcode and shard_of(r.shape, a.shape):
-            take(n, r)
+        if r.opcode == "parameter" and r.parameter_number != a.parameter_number:
             continue
-        lst = left.get((a.opcode, op))
-        if not lst:
+        if not shard_of(r.shape, a.shape):
+            continue  # (the partitioner's own index arithmetic shares op_names)
+        if not _may_take_index(ptop, ctop, r, a):
             continue
-        mapped = [c2p.get(o) for o in a.operands]
-        best, score = None, -1  # type: ignore[assignment]
-        tied: list[Instruction] = []
-        for r in lst:
-            if len(r.operands) != len(a.operands):
+        if r.literal is not None and r.shape == a.shape and r.literal != a.literal:
+            continue  # another constant (only a sliced constant changes its literal)
+        if any(r.attrs.get(k) != a.attrs.get(k) for k in _KEPT_ATTRS):
+            continue  # another operation (fresh 9 siglip_sigmoid_loss on 8 CPUs, dump 0005:
+            # the eye's two iota broadcasts, dimensions={0} and {1}, read interchangeable iotas)
+        sc, bad = 0, False
+        for po, m in zip(r.operands, mapped):
+            if m is None:
                 continue
-            if r.opcode == "parameter" and r.parameter_number != a.parameter_number:
-                continue
-            if not shard_of(r.shape, a.shape):
-                continue  # (the partitioner's own index arithmetic shares op_names)
-            if not _may_take_index(ptop, ctop, r, a):
-                continue
-            if r.literal is not None and r.shape == a.shape and r.literal != a.literal:
-                continue  # another constant (only a sliced constant changes its literal)
-            sc, bad = 0, False
-            for po, m in zip(r.operands, mapped):
-                if m is None:
-                    continue
-                if m == po or _forwarded(ptop, po) == m:
-                    sc += 1
-                elif not (constant_like(prev, po) and constant_like(prev, m)):
-                    bad = True  # (the round trip also merges identical constants)
-                    break
-            if bad:
-                continue
-            # loops3: a get-tuple-element of another index is another value (the
-            # partitioner and the round trip keep a loop state's element order; dropping
-            # this let while results of one loop trade places: lstm_clip_scan cpu8)
-            sc = (r.index == a.index, sc)
-            if score == -1 or sc > score:
-                best, score, tied = r, sc, [r]
-            elif sc == score:
-                tied.append(r)
-        if best is not None and len(tied) > 1 and a.operands:  # twins: their users decide
-            deep = deep_user_match(prev.users, ptop, cur.users, ctop, a, tied)
-            if deep:
-                best = tied[deep[0]]
-        if best is not None:
-            take(n, best)
+            if m == po or _forwarded(ptop, po) == m:
+                sc += 1
+            elif not (constant_like(prev, po) and constant_like(prev, m)):
+                bad = True  # (the round trip also merges identical constants)
+                break
+        if bad:
+            continue
+        # loops3: a get-tuple-element of another index is another value (the
+        # partitioner and the round trip keep a loop state's element order; dropping
+        # this let while results of one loop trade places: lstm_clip_scan cpu8)
+        sc = (r.index == a.index, sc)
+        if score == -1 or sc > score:
+            best, score, tied = r, sc, [r]
+        elif sc == score:
+            tied.append(r)
+    if best is not None and may_wait and score[1] == 0 and None in mapped:
+        return _WAIT
+    if best is not None and len(tied) > 1 and a.operands:  # twins: their users decide
+        deep = deep_user_match(prev.users, ptop, cur.users, ctop, a, tied)
+        if deep:
+            best = tied[deep[0]]
+    return best
