@@ -87,3 +87,19 @@ def test_oracle_maps_partitioned_twins_by_evidence_first():
     assert step.renamed.get("top_k.5") == "get-tuple-element.4", step.renamed.get("top_k.5")
     assert step.renamed.get("sort.12") == "sort.14", step.renamed.get("sort.12")
     assert step.renamed.get("sort.13") == "sort.15", step.renamed.get("sort.13")
+
+
+def test_oracle_keeps_broadcast_dimensions_across_the_round_trip():
+    """Dump 0004 -> 0005 (shardy-xla, 8 CPU devices): the round trip copies fresh 9
+    siglip_sigmoid_loss's eye, ``eq(broadcast(iota, dimensions={0}), broadcast(iota,
+    dimensions={1}))``, for two readers. Its iotas are interchangeable, so a broadcast
+    reading the iota taken for ``iota.4`` is no evidence that it is ``iota.5``: each
+    broadcast is renamed to one with its own dimensions."""
+    t = trace(find_pass_dumps(D / "round_trip_broadcasts", "jit_siglip_sigmoid_loss"))
+    step = t.passes[-1]
+    text = next((D / "round_trip_broadcasts").glob("*.0005.*")).read_text()
+    for before, dims in (("iota.5", "{0}"), ("iota.7", "{1}")):
+        new = step.renamed.get(before)
+        assert new is not None, before
+        line = next(x for x in text.splitlines() if x.strip().startswith(f"%{new} = "))
+        assert f"dimensions={dims}" in line, (before, new, line[:120])
