@@ -103,3 +103,18 @@ def test_oracle_keeps_broadcast_dimensions_across_the_round_trip():
         assert new is not None, before
         line = next(x for x in text.splitlines() if x.strip().startswith(f"%{new} = "))
         assert f"dimensions={dims}" in line, (before, new, line[:120])
+
+
+def test_resize_weights_from_iotas_are_fused_or_merged():
+    """JAX 0.4.30 on CPU: jax.image.resize computes its interpolation weights from iotas
+    and normalizes them by their sum. Constant folding never evaluates an iota, and
+    algsimp's index arithmetic does not reach past the reduce: the weights of the first
+    inlined resize callee are fused (dump 0035), and an identical copy in another callee is
+    merged into them by CSE (dump 0028), not "simplified away"."""
+    r = _diff("old_unet3plus_full_scale_skips")
+    for name in ("broadcast.442", "subtract.446"):
+        f = r.fate_of("_resize_5.411", name)
+        assert f.fate == "fused", (name, f.fate, f.reason)
+    f = r.fate_of("_resize_11.758", "broadcast.789")
+    assert f.fate == "merged" and f.fusion == r.fate_of("_resize_5.411", "broadcast.442").fusion, \
+        (f.fate, f.fusion, f.reason)

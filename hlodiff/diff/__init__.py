@@ -127,12 +127,37 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     return res
 
 
+def _summed_iota_values(B, cv) -> bytearray:
+    """1 for values computed from iotas through a reduce, and what the reduce sums
+    (jax.image.resize's interpolation weights, normalized by their sum): constant folding
+    never evaluates an iota, and
+    algsimp's index arithmetic on iotas (compares, selects, wraps) does not reach past a
+    reduce, so such a value is computed at run time and fused like any other (fresh 14
+    unet3plus_full_scale_skips under JAX 0.4.30: the resize weights of _resize_5)."""
+    from .value_facts import constant_valued
+
+    fold = constant_valued(B, iota=False)
+    out = bytearray(len(B.nodes))
+    for n in B.nodes:
+        i = n.idx
+        if n.alias >= 0 or not cv[i] or fold[i]:
+            continue
+        out[i] = n.opcode == "reduce" or any(out[o] for o in n.operands)
+    for n in reversed(B.nodes):  # and what such a reduce sums
+        if out[n.idx] and n.alias < 0:
+            for o in n.operands:
+                if cv[o] and not fold[o]:
+                    out[o] = 1
+    return out
+
+
 def _skip_for_rewrites(m) -> set[int]:
     from .value_facts import constant_valued, cse_survivors, live_nodes
 
     skip = set(cse_survivors(m))
     cv = constant_valued(m.before)
-    skip.update(i for i, v in enumerate(cv) if v)
+    summed = _summed_iota_values(m.before, cv)
+    skip.update(i for i, v in enumerate(cv) if v and not summed[i])
     # loops4: dead code has nothing to become; DCE deletes it (a loop's unused results
     # took the partner of another instruction with the loop's op_name)
     skip.update(i for i, v in enumerate(live_nodes(m.before)) if not v)
