@@ -109,6 +109,8 @@ def _follow_views(before: Module, fates: dict, changed: list[InstructionFate]) -
     ("became a layout change") re-views the twin's data: it lives where the twin does
     (reshape-mover sank it below its readers; layout assignment made it a bitcast of the
     dot's output). Returns how many fates changed."""
+    if not changed:
+        return 0
     users: dict[tuple[str, str], list] = {}
     size: dict[tuple[str, str], int] = {}
     for c in before.computations:

@@ -175,13 +175,12 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
         if not pending:
             break
         if not took:  # the first whose best candidate has its very shape, else the first
-            k = next((k for k, n in enumerate(pending)
-                      if (b := _loose_pick(prev, cur, ctop[n], c2p, left, byname, False))
-                      is not None and b.shape == ctop[n].shape), 0)
+            picks = [_loose_pick(prev, cur, ctop[n], c2p, left, byname, False) for n in pending]
+            k = next((k for k, (n, b) in enumerate(zip(pending, picks))
+                      if b is not None and b.shape == ctop[n].shape), 0)
             n = pending.pop(k)
-            best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, False)
-            if best is not None:
-                take(n, best)
+            if picks[k] is not None:
+                take(n, picks[k])
     for n in pending:  # (bounded: the rest in text order)
         if n not in c2p:
             best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, False)
