@@ -93,3 +93,48 @@ def pair_through_barriers(m, pair_users) -> int:
             continue
         pair_users(g.idx, A.nodes[m.b2a[B.resolve(x)]])
     return m.count - c
+
+
+def _tuple_reads(A: View) -> dict[tuple[int, int], Node]:
+    """(after tuple node, index) -> a get-tuple-element instruction of the optimized module
+    that reads it (the view aliases those to the element; computed once per view)."""
+    got = A.__dict__.get("_tuple_reads")
+    if got is None:
+        got = A._tuple_reads = {}
+        for a in A.nodes:
+            if a.opcode == "get-tuple-element" and a.raw_operands and a.inst.index is not None:
+                t = A.nodes[a.raw_operands[0]]
+                if t.opcode == "tuple" and t.alias < 0:
+                    got.setdefault((t.idx, a.inst.index), a)
+    return got
+
+
+def kept_read(fb, f, b: Node) -> bool:
+    """``b`` reads element k of an opt-barrier that lives on as a plain tuple, and the
+    optimized module still reads element k of that tuple: b is kept as that read.
+
+    The GPU pipeline expands barriers late (``optimization-barrier-expander``), after the
+    last tuple simplification, so the barrier's operand tuple and the get-tuple-elements
+    reading it stay in the final module (fresh 15 remat_hourglass_shortened_transformer on
+    8 H100s: ``remat2.94 = get-tuple-element(remat2.75), index=18`` is
+    ``get-tuple-element.66 = get-tuple-element(tuple.14.0), index=18`` after optimization).
+    Sets ``f`` and returns True, or returns False."""
+    m = fb.m
+    if b.opcode != "get-tuple-element" or m.b2a[b.idx] >= 0 or not b.raw_operands or \
+            b.inst.index is None:
+        return False
+    src = m.before.nodes[b.raw_operands[0]]
+    if src.opcode != "opt-barrier" or not src.raw_operands:
+        return False
+    y = m.b2a[src.idx] if m.b2a[src.idx] >= 0 else m.b2a[m.before.resolve(src.raw_operands[0])]
+    if y < 0 or m.after.nodes[y].opcode != "tuple":
+        return False  # the barrier's operand tuple is its partner's, or the barrier's
+    t = m.after.nodes[y]
+    a = _tuple_reads(m.after).get((t.idx, b.inst.index))
+    if a is None or a.inst.shape.dims_text != b.inst.shape.dims_text and not fb.nparts > 1:
+        return False
+    f.fate = "kept"
+    fb._set_after(f, a)
+    f.reason = (f"element of a jax.checkpoint barrier: the barrier became the plain tuple "
+                f"{t.name}, and {a.name} still reads this element of it")
+    return True

@@ -9,7 +9,7 @@ from . import cudnn_fused, folded_views, inplace, loop_pairs, normalization, one
 from . import gemm_converts, library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n..
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
-from . import dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
+from . import comp_dedup, dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
 from . import bitcast_views, first_dce  # oldh2
 from .dotrewrites import transposed_dots
 from .fused_copies import copy_keys, kept_apart
@@ -55,6 +55,7 @@ class FateBuilder:
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = self._rebuilt_loops()
+        self.deduped = comp_dedup.replaced(self.B, self.rebuilt)  # gpu: identical bodies
         self.branches = rebuilt_branches(self.B, self.A, m.b2a)  # conditional simplifier
         gone = self._vanished()
         self.with_identity = identities.removed_with_identities(  # old2: x + 0 ...; gpu: max(x, -inf)
@@ -341,6 +342,8 @@ class FateBuilder:
         if loop is not None and self.cse_first and b.idx in self.survivor:
             loop = None  # 8 CPUs: the partitioner's cleanup CSE merged it before loop passes
         if loop is not None and b.opcode not in ("parameter", "call") and self.live[b.idx]:
+            if b.ctx in self.deduped:  # gpu: identical bodies (comp_dedup.py)
+                return comp_dedup.fate(f, b, self.deduped[b.ctx])
             f.fate = "rewritten"
             f.reason = f"while loop rebuilt (loop-invariant code motion / simplifier) as {loop}"
             if b.idx not in self.rebuilt:
@@ -408,6 +411,8 @@ class FateBuilder:
             return sunk_broadcasts.copy_fate(f, b, B.nodes[self.sunk_copies[b.idx]], m)
         if b.idx in self.copy_ops and self.live[b.idx]:  # cpu5 (cpu_cse_order.py)
             return cpu_cse_order.merged_operand_fate(self, f, b, B.nodes[self.copy_ops[b.idx]])
+        if barrier_forward.kept_read(self, f, b):  # gpu8: barrier expanded after tuple simp.
+            return f
         x = barrier_forward.forwarded_element(B, b) if b.opcode == "get-tuple-element" and \
             m.b2a[b.idx] < 0 and self.live[b.idx] and not self.gpu_cse else -1
         if x >= 0 and barrier_forward.barriers_gone(A) and \

@@ -89,7 +89,7 @@ def flattened_in_gemm(A, b: Node, a: Node, nparts: int = 1) -> bool:
     on 8 H100s, dump 0060 ``triton-gemm-rewriter``: ``mul.141 = f32[8,12,16]`` is copied into
     ``gemm_fusion_dot.63`` as ``mul.346 = f32[12,16]``, one device's batch row; gpu4)."""
     if a.fusion < 0 or b.opcode in ("dot", "convolution") or b.inst.shape.is_tuple or \
-            a.inst.shape.is_tuple:
+            a.inst.shape.is_tuple or renamed_by_pass(b, a):
         return False
     f = A.nodes[a.fusion]
     if f.inst.fusion_kind != "kCustom":
@@ -98,3 +98,17 @@ def flattened_in_gemm(A, b: Node, a: Node, nparts: int = 1) -> bool:
     if nb == na:
         return True
     return nparts > 1 and na > 0 and nb % na == 0 and nparts % (nb // na) == 0
+
+
+def renamed_by_pass(b: Node, a: Node) -> bool:
+    """``a`` carries a name XLA gives the instructions its passes build (its opcode,
+    ``multiply.121.11``, ``subtract.18``) where ``b``'s has another stem (``mul.839``,
+    ``sub.51``, as JAX names them): a pass re-created b as a new instruction, and fusion
+    copied that one. Layout normalization does this on GPU to an elementwise operation
+    whose assigned layout is not the default: it builds the operation anew on the
+    physical (major-to-minor) shape between bitcasts (fresh 15 rwkv_time_mix_wkv_scan on
+    one H100, dump 0053: ``mul.839 = f32[8,16,32]{2,0,1}`` becomes ``multiply.121 =
+    f32[16,8,32]{2,1,0}``, copied into a gemm fusion as ``multiply.121.11``). Where both
+    stems are the opcode's (JAX 0.4 names instructions so) nothing is known: False."""
+    sa, sb = a.name.split(".", 1)[0], b.name.split(".", 1)[0]
+    return sa == a.opcode and sb != sa

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins, same_attrs
 from .canonical import pair_wrapped
@@ -33,7 +33,7 @@ from .onednn_softmax import repair as onednn_repair  # old5
 from .fused_copies import copies_of_paired, copy_keys
 from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, pair_named_loops
 from .param_deps import exact_twin
-from .partition import may_be_piece
+from .partition import may_be_permuted_piece, may_be_piece
 from .broadcast_dims import other_placement  # old5
 from .barrier_forward import handed_on_partner, pair_through_barriers
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
@@ -67,6 +67,7 @@ class Matching:
         self.twins: dict[int, list[int]] = {}
         self._queue: list[int] = []
         self.dot_check = None  # a veto on dot pairs, whichever step proposes them
+        self.parts = 0  # devices an SPMD-partitioned module runs on (0: not partitioned)
 
     def pair(self, b: int, a: int, how: str) -> bool:
         if self.b2a[b] >= 0 or self.a2b[a] >= 0:
@@ -133,6 +134,17 @@ def _unique_buckets(m: Matching, key, how: str, ok=None) -> int:
     return c
 
 
+def _shape_tells(m: Matching, b: int, a: int) -> bool:
+    """Partitioned: a fingerprint of a constant value (broadcast(0.9)) differs between
+    its copies only by shape, and a global shape equal to another copy's per-device shape
+    is a coincidence, not evidence (fresh 15 stmoe_top2_capacity_zloss on 8 H100s: Adam's
+    broadcast of b1 for a f32[8,32] parameter took the copy in the f32[64,32] weight's
+    kernel, f32[8,32] per device)."""
+    n = m.before.nodes[b]
+    return n.opcode == "constant" or not n.inst.shape.dims or \
+        not constvals.for_matching(m)[0][b]
+
+
 def _names(m: Matching) -> int:
     """XLA keeps an instruction's name while it survives at top level (names are unique in
     a module and never reused): a top-level after node named like a before node outside
@@ -173,7 +185,7 @@ def _names(m: Matching) -> int:
             continue
         if y is None or b.name in dup or m.a2b[y] >= 0:
             continue
-        if _compatible(b, An[y]):
+        if _compatible(b, An[y], m.parts):
             c += m.pair(b.idx, y, "name")
     return c
 
@@ -190,15 +202,16 @@ def _fp_key(n: Node):
     return n.fp
 
 
-def _compatible(b: Node, a: Node) -> bool:
-    """Same opcode and shape, no contradicting source frame, equal constant literals."""
+def _compatible(b: Node, a: Node, parts: int = 0) -> bool:
+    """Same opcode and shape, no contradicting source frame, equal constant literals; in a
+    module partitioned ``parts`` ways, a's shape one device's piece of b's."""
     if b.opcode != a.opcode or b.mdims != a.mdims:
         return False
     if b.src is not None and a.src is not None and b.src != a.src:
         return False
     if b.opcode == "constant" and b.inst.literal != a.inst.literal:
         return False
-    if b.mdims != b.dims and not may_be_piece(b.inst.shape, a.inst.shape):
+    if b.mdims != b.dims and not may_be_piece(b.inst.shape, a.inst.shape, parts):
         return False  # shard4: partitioned (rank-only mdims): a's dims are no piece of b's
     return True
 
@@ -228,7 +241,7 @@ def _propagate(m: Matching) -> int:
         if bo and ao:
             if len(bo) == len(ao):
                 for x, y in zip(bo, ao):
-                    if b2a[x] < 0 and a2b[y] < 0 and _compatible(Bn[x], An[y]) and \
+                    if b2a[x] < 0 and a2b[y] < 0 and _compatible(Bn[x], An[y], m.parts) and \
                             fits(m, x, y):
                         m.pair(x, y, "operand")
             open_a = [y for y in ao if a2b[y] < 0]
@@ -239,7 +252,7 @@ def _propagate(m: Matching) -> int:
                         continue
                     bx = Bn[x]
                     chosen.append((x, [y for y in open_a if a2b[y] < 0 and
-                                       _compatible(bx, An[y]) and not other(bx, An[y])
+                                       _compatible(bx, An[y], m.parts) and not other(bx, An[y])
                                        and fits(m, x, y)
                                        and not other_placement(bx, An[y])]))  # old5
                 pair_sole_choices(m, chosen, "operand")
@@ -270,7 +283,7 @@ def _pair_users(m: Matching, b: Node, a: Node, bu: list[int], other, fits) -> No
             continue
         bx = Bn[x]
         pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
-        cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y])
+        cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y], m.parts)
                 and not other(bx, An[y]) and fits(m, x, y)]
         if len(cand) > 1 and bx.opcode == "get-tuple-element" and not _same_arity(b, a):
             j = loop_state.element_index(m, b, a, bx.inst.index)  # loop state widened/narrowed
@@ -390,11 +403,11 @@ def _bodies(m: Matching) -> None:
         aroot, aparams = lst[k]
         for x, y in zip(params, aparams):
             x, y = B.resolve(x), A.resolve(y)
-            if _compatible(B.nodes[x], A.nodes[y]) or \
+            if _compatible(B.nodes[x], A.nodes[y], m.parts) or \
                     loop_state.reordered_param(m, B.nodes[x], A.nodes[y]):  # gpu4
                 m.pair(x, y, "body")
         x, y = B.resolve(root), A.resolve(aroot)
-        if _compatible(B.nodes[x], A.nodes[y]):
+        if _compatible(B.nodes[x], A.nodes[y], m.parts):
             m.pair(x, y, "body")
 
 
@@ -410,6 +423,10 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
         if m.a2b[n.idx] < 0 and n.opcode != "parameter":
             bucket[(n.opcode, n.mdims, n.op_name)].append(n.idx)
     scalars = _scalar_copies(m)
+    # a node with no identical twin (nothing for CSE to merge it into) lives on under its
+    # own source line: candidates from that line go first where there are any (fresh 15
+    # repvgg_multibranch_bn_block on 8 H100s: the 3x3 and 1x1 branches' batch norms)
+    fps = Counter(n.fp for n in _live(Bn))
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.opcode == "parameter":
@@ -418,14 +435,18 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
         if not cands:
             continue
         best, best_s, seen, ties = -1, 0, 0, []
+        same_src = b.src is not None and fps[b.fp] == 1 and any(
+            An[y].src == b.src for y in cands[:_SCAN_CAP] if m.a2b[y] < 0)
         for y in cands:
             if m.a2b[y] >= 0:
                 continue
             seen += 1
             if seen > _SCAN_CAP:
                 break
-            if b.mdims != b.dims and not may_be_piece(b.inst.shape, An[y].inst.shape):
+            if b.mdims != b.dims and not may_be_piece(b.inst.shape, An[y].inst.shape, m.parts):
                 continue  # shard4: not a per-device piece of b's shape
+            if same_src and An[y].src != b.src:
+                continue
             s = _score(m, b, An[y], skip=scalars)
             if s > best_s:
                 best, best_s, ties = y, s, [y]
@@ -445,6 +466,10 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
             c += m.pair(b.idx, best, "similarity")
     return c
 
+
+# elementwise arithmetic: same values on the same (per-device) shape, whatever pass moved it
+_ARITHMETIC = {"negate", "abs", "exponential", "log", "sqrt", "rsqrt", "tanh", "add",
+               "subtract", "multiply", "divide", "maximum", "minimum", "select", "compare"}
 
 # what the SPMD partitioner builds around an instruction to reshard its operands or result
 # (slices, pads, concatenates, get-tuple-elements of all-to-alls ...), with its op_name
@@ -496,7 +521,10 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
         # nor a same-rank array that is no per-device piece of its shape (CPU: on GPU the
         # gemm rewriters reshape operands and results; measured worse on the zoo's gpu8)
         if not constvals.gpu_after(m):
-            cands = [y for y in cands if may_be_piece(b.inst.shape, An[y].inst.shape)]
+            cands = [y for y in cands if may_be_piece(b.inst.shape, An[y].inst.shape, m.parts)]
+        elif b.opcode in _ARITHMETIC:  # (GPU, the same elementwise operation: at most
+            cands = [y for y in cands if An[y].opcode != b.opcode or  # m.parts pieces, in
+                     may_be_permuted_piece(b.inst.shape, An[y].inst.shape, m.parts)]  # any order
     if sharded and b.opcode == "dot" and constvals.gpu_after(m):
         # choose among dots summing the same dimensions (the veto in Matching.pair only
         # refuses; choosing again measured worse on 8 CPU devices: unseen gpt_rope_adamw)
@@ -589,7 +617,7 @@ def _duplicates(m: Matching, merged=frozenset()) -> int:
         # several identical copies before (CSE keeps the first): pair the first
         b = Bn[bl[0]]
         if b.mdims != b.dims:  # shard4: only per-device pieces of b's shape
-            al = [y for y in al if may_be_piece(b.inst.shape, An[y].inst.shape)]
+            al = [y for y in al if may_be_piece(b.inst.shape, An[y].inst.shape, m.parts)]
             if not al:
                 continue
         best = max(al[:_SCAN_CAP], key=lambda y: _score(m, b, An[y]))
@@ -643,6 +671,8 @@ def _partitioned(m: Matching) -> bool:
     if not any(str(x.attributes.get("num_partitions", "1")).isdigit() and
                int(str(x.attributes.get("num_partitions", "1"))) > 1 for x in mods):
         return False
+    m.parts = max(int(str(x.attributes.get("num_partitions", "1"))) for x in mods
+                  if str(x.attributes.get("num_partitions", "1")).isdigit())
     for view in (m.before, m.after):
         for n in view.nodes:
             n.mdims = _rank_only(n.mdims)
@@ -672,7 +702,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         recorded_names(m, _score)
     _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
     _unique_buckets(m, constant_meta_key, "metadata")  # loops4: with the literal
-    _unique_buckets(m, _fp_key, "fingerprint")
+    _unique_buckets(m, _fp_key, "fingerprint", _shape_tells if sharded else None)
     _propagate(m)
     pair_bare_loops(m)  # loops4: a loop rebuilt without metadata, by its condition
     _bodies(m)

@@ -16,6 +16,8 @@ exactly.
 
 from __future__ import annotations
 
+from itertools import permutations
+
 import re
 
 from ..analysis.sharding import parse_sharding
@@ -222,25 +224,30 @@ def collective_reason(inst: Instruction) -> str | None:
     return f"{what}, added by {origin}; see the collectives section"
 
 
-def may_be_piece(glob: Shape | None, local: Shape | None) -> bool:
+def may_be_piece(glob: Shape | None, local: Shape | None, parts: int = 0) -> bool:
     """Whether an array of shape ``local`` (same rank) can be a per-device piece of one of
     shape ``glob``: every dim equal, or the (padded) ceiling of the global dim cut into
     some whole number of pieces (shard4). f32[12,16] is no piece of f32[16,16]: no cut of
-    16 gives 12. Ranks that differ, tuples and unknown shapes are not judged (True)."""
+    16 gives 12. With ``parts`` devices the cuts of all dims together make at most that
+    many pieces: on 8 devices f32[1,32] is no piece of f32[64,32] (fresh 15
+    stmoe_top2_capacity_zloss on 8 H100s: a weight's Adam update was paired with a bias's
+    f32[1,32] one). Ranks that differ, tuples and unknown shapes are not judged (True)."""
     if glob is None or local is None or glob.is_tuple or local.is_tuple or \
             len(glob.dims) != len(local.dims):
         return True
-    if _pieces(glob.dims, local.dims):
+    if _pieces(glob.dims, local.dims, parts):
         return True
     # layout normalization gives an array its physical (major-to-minor) dims: f32[32,64]{0,1}
     # becomes f32[64,32] (bf16_loss_scaling cpu8: div.9 lives on as multiply.24 f32[64,4])
     lay = glob.layout
     if lay is not None and len(lay.minor_to_major) == len(glob.dims):
-        return _pieces(tuple(glob.dims[i] for i in reversed(lay.minor_to_major)), local.dims)
+        return _pieces(tuple(glob.dims[i] for i in reversed(lay.minor_to_major)), local.dims,
+                       parts)
     return False
 
 
-def _pieces(gdims, ldims) -> bool:
+def _pieces(gdims, ldims, parts: int = 0) -> bool:
+    total = 1
     for g, l in zip(gdims, ldims):
         if l == g or g <= 0:
             continue
@@ -249,4 +256,17 @@ def _pieces(gdims, ldims) -> bool:
         t = -(-g // l)  # the fewest pieces with at most l each; then ceil(g / t) == l?
         if -(-g // t) != l:
             return False
-    return True
+        total *= t
+    return not parts or total <= parts
+
+
+def may_be_permuted_piece(glob: Shape | None, local: Shape | None, parts: int = 0) -> bool:
+    """may_be_piece, in any order of ``glob``'s dimensions: GPU layout normalization
+    rebuilds an operation on its physical (major-to-minor) shape, which the before module's
+    layout does not tell (fresh 14 efficientnet_mbconv_se_drop_path on 8 H100s:
+    ``mul.276 = f32[3,3,1,64]`` is ``multiply.61.13 = f32[64,3,3,1]``). Ranks over 6 are not
+    judged (True)."""
+    if glob is None or local is None or glob.is_tuple or local.is_tuple or \
+            len(glob.dims) != len(local.dims) or len(glob.dims) > 6:
+        return True
+    return any(_pieces(p, local.dims, parts) for p in set(permutations(glob.dims)))

@@ -40,16 +40,41 @@ def constant_like(snap, name: str) -> bool:
     return not i.operands and i.opcode != "parameter"
 
 
-def shard_of(glob, local) -> bool:
+def shard_of(glob, local, parts: int = 0) -> bool:
     """Whether ``local`` can be the per-device shape of ``glob``: the same element type and
     rank (the SPMD partitioner keeps both; the Shardy round trip changes no shape), no
-    dimension larger. Tuples element by element."""
+    dimension larger, and (``parts`` devices) cut into at most that many pieces: on 8
+    devices f32[4,32] is no piece of f32[64,32] (fresh 15
+    remat_hourglass_shortened_transformer on 8 H100s, dump 0019: Adam's identical broadcasts
+    of one bias correction for a f32[64,32] and a f32[32,32] parameter). Tuples element by
+    element."""
     if glob.is_tuple or local.is_tuple:
         return (glob.is_tuple and local.is_tuple
                 and len(glob.tuple_shapes) == len(local.tuple_shapes)
-                and all(shard_of(g, x) for g, x in zip(glob.tuple_shapes, local.tuple_shapes)))
-    return (glob.element_type == local.element_type and glob.rank == local.rank
-            and all(x <= g for g, x in zip(glob.dims, local.dims)))
+                and all(shard_of(g, x, parts)
+                        for g, x in zip(glob.tuple_shapes, local.tuple_shapes)))
+    if not (glob.element_type == local.element_type and glob.rank == local.rank
+            and all(x <= g for g, x in zip(glob.dims, local.dims))):
+        return False
+    pieces = 1
+    for g, x in zip(glob.dims, local.dims):
+        if 0 < x < g:
+            pieces *= -(-g // x)  # the fewest pieces of at most x each
+    return not parts or pieces <= parts
+
+
+def num_parts(prev, cur) -> int:
+    """Into how many pieces the step from ``prev`` to ``cur`` may cut an array: 1 where the
+    entry parameters and result keep their shapes (the Shardy round trip changes no shape: fresh 15
+    remat_hourglass_shortened_transformer on 8 H100s, dump 0018, where identical broadcasts
+    of a f32[64,32] and a f32[32,32] parameter's update were crossed), else the module's
+    device count (0: not said)."""
+    shapes = [[p.shape.text for p in s.module.entry_computation.parameters] +
+              [s.module.entry_computation.root_instruction.shape.text] for s in (prev, cur)]
+    if shapes[0] == shapes[1]:
+        return 1
+    v = str(cur.module.attributes.get("num_partitions", "0"))
+    return int(v) if v.isdigit() else 0
 
 
 def unsharded_key(key: tuple) -> tuple:
@@ -159,13 +184,14 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
     # its very shape (no per-device piece: the partitioner kept that one whole, layer 1's
     # replicated top-k), else the first in text order.
     pending = [n for n in added if n not in c2p]
+    parts = num_parts(prev, cur)
     for _ in range(_ROUNDS):
         waiting: list[str] = []
         took = False
         for n in pending:
             if n in c2p:
                 continue
-            best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, True)
+            best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, True, parts)
             if best is _WAIT:
                 waiting.append(n)
             elif best is not None:
@@ -175,7 +201,7 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
         if not pending:
             break
         if not took:  # the first whose best candidate has its very shape, else the first
-            picks = [_loose_pick(prev, cur, ctop[n], c2p, left, byname, False) for n in pending]
+            picks = [_loose_pick(prev, cur, ctop[n], c2p, left, byname, False, parts) for n in pending]
             k = next((k for k, (n, b) in enumerate(zip(pending, picks))
                       if b is not None and b.shape == ctop[n].shape), 0)
             n = pending.pop(k)
@@ -183,7 +209,7 @@ def loose_renames(prev, cur, removed: list[str], added: list[str],
                 take(n, picks[k])
     for n in pending:  # (bounded: the rest in text order)
         if n not in c2p:
-            best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, False)
+            best = _loose_pick(prev, cur, ctop[n], c2p, left, byname, False, parts)
             if best is not None:
                 take(n, best)
 
@@ -199,7 +225,7 @@ _KEPT_ATTRS = ("dimensions", "direction", "comparison_type", "iota_dimension", "
 
 
 def _loose_pick(prev, cur, a: Instruction, c2p: dict[str, str], left: dict, byname: dict,
-                may_wait: bool):
+                may_wait: bool, parts: int = 0):
     """The removed instruction the added ``a`` renames (loose_renames), None, or ``_WAIT``
     (``may_wait``: the best candidate shares no operand with ``a`` because some of a's
     operands are not mapped yet)."""
@@ -207,7 +233,7 @@ def _loose_pick(prev, cur, a: Instruction, c2p: dict[str, str], left: dict, byna
     md = a.metadata
     op = md.op_name if md else None
     r = byname.get(op) if op else None
-    if r is not None and r.opcode == a.opcode and shard_of(r.shape, a.shape):
+    if r is not None and r.opcode == a.opcode and shard_of(r.shape, a.shape, parts):
         return r
     lst = left.get((a.opcode, op))
     if not lst:
@@ -220,7 +246,7 @@ def _loose_pick(prev, cur, a: Instruction, c2p: dict[str, str], left: dict, byna
             continue
         if r.opcode == "parameter" and r.parameter_number != a.parameter_number:
             continue
-        if not shard_of(r.shape, a.shape):
+        if not shard_of(r.shape, a.shape, parts):
             continue  # (the partitioner's own index arithmetic shares op_names)
         if not _may_take_index(ptop, ctop, r, a):
             continue
