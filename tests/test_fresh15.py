@@ -89,3 +89,17 @@ def test_oracle_round_trip_keeps_shapes():
     t = trace(find_pass_dumps(D / "round_trip_shapes", "jit_fp16_dynamic_scale_skip_nonfinite"))
     f = t.fates["select_n.136"]
     assert f.fate == "merged" and f.into == "select_n.241", (f.fate, f.into, f.history)
+
+
+def test_oracle_pass_through_branch_elements_are_removed():
+    """Dump 0012 -> 0013 (loop invariant code motion, which runs the tuple simplifier after
+    hoisting): the scan's conditional branch region_19.28 returned tuple(get-tuple-element(p,
+    0..12)) of its parameter and now returns p. Replacing the tuple deletes its operands:
+    the get-tuple-elements are removed, as when the tuple simplifier runs on its own; only
+    the tuple is rewritten (into the parameter)."""
+    t = trace(find_pass_dumps(D / "pass_through_branch", "jit_multisteps_scan_cond_apply_update"))
+    for k in (63, 70, 75):
+        f = t.fates[f"get-tuple-element.{k}"]
+        assert f.fate == "removed", (k, f.fate, f.history)
+    f = t.fates["tuple.5"]
+    assert (f.fate, f.into) == ("rewritten", "arg_tuple.2"), (f.fate, f.into)

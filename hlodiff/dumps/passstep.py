@@ -18,7 +18,7 @@ from .fused_bodies import FusedBodies
 from .foldresults import folded_results
 from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
-from .tuplefwd import forwarded_element
+from .tuplefwd import forwarded_element, hands_back
 from .compsig import merged_key, same_computation
 from .cooperands import align_leaf_ties, by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
@@ -423,6 +423,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 pass  # (the callee the call inliner copied from is gone)
             elif not users and not is_root:
                 rem.fate = "removed"  # dead code, whatever pass dropped it
+            elif i.opcode == "get-tuple-element" and all(
+                    u in removed_set and hands_back(ptop, u) for u, _ in users):
+                rem.fate = "removed"  # its tuple became p: dead with it (tuplefwd.py)
             elif kind == "removed" and rem.into is not None and rem.into != n:
                 # tuple-simplifier / barrier expansion forwarded the value it carried:
                 # its users now read rem.into; it is not dead code

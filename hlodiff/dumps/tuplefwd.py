@@ -54,3 +54,25 @@ def forwarded_element(ptop: dict[str, Instruction], ctop: dict[str, Instruction]
         return None
     c = p2c.get(x, x)
     return c if c in ctop else None
+
+
+def hands_back(top: dict, t: str) -> bool:
+    """``t`` is ``tuple(get-tuple-element(p, 0), ..., get-tuple-element(p, n-1))`` of one
+    ``p`` with n elements: the tuple simplifier replaces it by ``p``, and replacing an
+    instruction deletes the operands nothing else reads, so those get-tuple-elements are
+    removed in the same step, whichever pass ran the simplifier (loop invariant code motion
+    runs it after hoisting: fresh 15 multisteps_scan_cond_apply_update on CPU, dump 0013,
+    a conditional's pass-through branch in the scan)."""
+    i = top.get(t)
+    if i is None or i.opcode != "tuple" or not i.operands:
+        return False
+    srcs = set()
+    for k, o in enumerate(i.operands):
+        g = top.get(o)
+        if g is None or g.opcode != "get-tuple-element" or g.index != k or not g.operands:
+            return False
+        srcs.add(g.operands[0])
+    if len(srcs) != 1:
+        return False
+    p = top.get(srcs.pop())
+    return p is not None and p.shape.is_tuple and len(p.shape.tuple_shapes) == len(i.operands)
