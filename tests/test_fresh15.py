@@ -103,3 +103,14 @@ def test_oracle_pass_through_branch_elements_are_removed():
         assert f.fate == "removed", (k, f.fate, f.history)
     f = t.fates["tuple.5"]
     assert (f.fate, f.into) == ("rewritten", "arg_tuple.2"), (f.fate, f.into)
+
+
+def test_pass_through_branch_elements_removed_when_partitioned_and_bf16():
+    """8 CPU devices, a bf16 program: the loss-scale cond's skip branch region_12.19 returns
+    tuple(get-tuple-element(p, 0..5)) of its parameter; the Shardy round trip imports it
+    returning p. Its get-tuple-elements are removed (as with the tuple simplifier), not
+    "simplified away" into the parameter."""
+    r = _diff("cpu8_bf16_conv_dynamic_loss_scale")
+    for k in (6, 7, 11):
+        f = r.fate_of("region_12.19", f"get-tuple-element.{k}")
+        assert f.fate == "removed", (k, f.fate, f.reason)

@@ -55,18 +55,18 @@ def _arity(shape) -> int:
     return len(shape.tuple_shapes) if shape is not None and shape.is_tuple else 1
 
 
-def passed_through(B, b, cpu: bool = False) -> bool:
+def passed_through(B, b) -> bool:
     """``b`` is ``get-tuple-element(p, i)`` of its computation's parameter ``p``, read only by
     the root ``tuple(get-tuple-element(p, 0), ..., get-tuple-element(p, n-1))``: the
     computation hands its parameter back unchanged (a conditional's "do nothing" branch).
     The tuple simplifier replaces that tuple by ``p`` and the get-tuple-elements are left
     without readers: removed, not rewritten (fresh 13 lookahead_radam_step under JAX 0.4.30,
     ``region_12.418``, Lookahead's skipped sync, dump 0010; fresh 12
-    bf16_conv_dynamic_loss_scale on one H100). Not where another pass rebuilds the branch
-    first: XLA:CPU's bf16 float normalization rebuilt that program's f32 branch too, before
-    the tuple simplifier (``cpu``; on CPU, ``float-normalization-bf16``, dump 0008), so on
-    CPU a module computing in bf16 or f16 is left out. The Shardy round trip of a
-    partitioned program rebuilds every computation first (callers leave those out)."""
+    bf16_conv_dynamic_loss_scale on one H100). Passes that run the tuple simplifier after
+    their own work do the same in their step (XLA:CPU's bf16 float normalization, dump 0008
+    of that program on CPU; loop invariant code motion), and so does the Shardy round trip
+    of a partitioned program, whose import returns the parameter itself (dump 0005 of that
+    program on 8 CPU devices)."""
     if b.opcode != "get-tuple-element" or not b.raw_operands or len(b.users) != 1:
         return False
     p = B.nodes[b.raw_operands[0]]
@@ -76,22 +76,9 @@ def passed_through(B, b, cpu: bool = False) -> bool:
     comp = B.module.by_name.get(b.comp)
     if comp is None or comp.root != t.name or _arity(p.inst.shape) != len(t.raw_operands):
         return False
-    if cpu and _narrow_floats(B):
-        return False
     for i, o in enumerate(t.raw_operands):
         g = B.nodes[o]
         if g.opcode != "get-tuple-element" or g.inst.index != i or \
                 not g.raw_operands or g.raw_operands[0] != p.idx:
             return False
     return True
-
-
-def _narrow_floats(B) -> bool:
-    """The module computes in bf16 or f16 somewhere (computed once per view)."""
-    got = B.__dict__.get("_narrow_floats")
-    if got is None:
-        got = B._narrow_floats = any(
-            n.inst.shape is not None and any(x.element_type in ("bf16", "f16")
-                                             for x in n.inst.shape.leaves())
-            for n in B.nodes)
-    return got

@@ -400,7 +400,7 @@ class FateBuilder:
         if b.idx in self.with_identity and self.live[b.idx] and self.gpu_cse and self.nparts <= 1:
             identities.removed_fate(self, f, b)  # deleted with the identity it fed
             return f
-        if self.nparts <= 1 and branch_rebuilds.passed_through(B, b, not self.gpu_cse):
+        if branch_rebuilds.passed_through(B, b):
             f.reason = ("the computation hands back its parameter unchanged: tuple "
                         "simplification returns the parameter itself, and this element of it "
                         "was left without readers")
