@@ -131,8 +131,8 @@ def kept_read(fb, f, b: Node) -> bool:
         return False  # the barrier's operand tuple is its partner's, or the barrier's
     t = m.after.nodes[y]
     a = _tuple_reads(m.after).get((t.idx, b.inst.index))
-    if a is None or a.inst.shape.dims_text != b.inst.shape.dims_text and not fb.nparts > 1:
-        return False
+    if a is None or (fb.nparts <= 1 and a.inst.shape.dims_text != b.inst.shape.dims_text):
+        return False  # (partitioned: a holds one device's piece)
     f.fate = "kept"
     fb._set_after(f, a)
     f.reason = (f"element of a jax.checkpoint barrier: the barrier became the plain tuple "

@@ -33,7 +33,7 @@ from .onednn_softmax import repair as onednn_repair  # old5
 from .fused_copies import copies_of_paired, copy_keys
 from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, pair_named_loops
 from .param_deps import exact_twin
-from .partition import may_be_permuted_piece, may_be_piece
+from .partition import may_be_permuted_piece, may_be_piece, num_partitions
 from .broadcast_dims import other_placement  # old5
 from .barrier_forward import handed_on_partner, pair_through_barriers
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
@@ -426,7 +426,9 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
     # a node with no identical twin (nothing for CSE to merge it into) lives on under its
     # own source line: candidates from that line go first where there are any (fresh 15
     # repvgg_multibranch_bn_block on 8 H100s: the 3x3 and 1x1 branches' batch norms)
-    fps = Counter(n.fp for n in _live(Bn))
+    fps = m.__dict__.get("_fp_counts")  # (the before nodes' fingerprints never change)
+    if fps is None:
+        fps = m._fp_counts = Counter(n.fp for n in _live(Bn))
     c = 0
     for b in _live(Bn):
         if m.b2a[b.idx] >= 0 or b.opcode == "parameter":
@@ -667,12 +669,10 @@ def _partitioned(m: Matching) -> bool:
     """An SPMD-partitioned after module (``num_partitions`` > 1) computes per-device shards:
     its shapes are not the before module's. Matching then compares element type and rank
     only (metadata, operands and structure still decide)."""
-    mods = [v.module for v in (m.before, m.after)]
-    if not any(str(x.attributes.get("num_partitions", "1")).isdigit() and
-               int(str(x.attributes.get("num_partitions", "1"))) > 1 for x in mods):
+    m.parts = num_partitions(m.before.module, m.after.module)
+    if m.parts <= 1:
+        m.parts = 0
         return False
-    m.parts = max(int(str(x.attributes.get("num_partitions", "1"))) for x in mods
-                  if str(x.attributes.get("num_partitions", "1")).isdigit())
     for view in (m.before, m.after):
         for n in view.nodes:
             n.mdims = _rank_only(n.mdims)
