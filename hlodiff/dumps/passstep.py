@@ -12,11 +12,12 @@ from pathlib import Path
 from ..hlo.model import Instruction, Module
 from .partitioning import clone_renames as _clone_renames, unsharded_key as _unsharded
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
+from .replacement import replacement
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .fused_bodies import FusedBodies
 from .foldresults import folded_results
-from .passorphans import inlined_projections, multi_output_homes, rebuilt_orphans
+from .passorphans import inlined_projections, inlined_roots, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
 from .tuplefwd import forwarded_element, hands_back
 from .compsig import merged_key, same_computation
@@ -349,6 +350,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                                             step.renamed).items():
                 c2p[c] = n
                 step.renamed[n] = c
+            for n, c in inlined_roots(prev, cur, removed, added_set, step.renamed).items():
+                c2p[c] = n  # the root's copy, where the call was read
+                step.renamed[n] = c
     if partitioning and added and removed:
         _loose_renames(prev, cur, removed, added, c2p, step.renamed)
         for k in [k for k, v in step.renamed.items() if k == v]:
@@ -409,7 +413,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 new_loops = rebuilt_loops(ptop, ctop, truly_removed, added)
                 inits = init_tuples(ptop, ctop, prev.users, cur.users, new_loops)
                 step.rebuilt_orphans.update((t, v) for t, v in inits.items() if t in ctop)
-            rem.into = new_loops.get(n) or inits.get(n) or _replacement(prev, cur, n, p2c)
+            rem.into = new_loops.get(n) or inits.get(n) or replacement(prev, cur, n, p2c)
             if rem.into is None and i.opcode == "get-tuple-element":  # loops3
                 if loop_elems is None:
                     loop_elems = rebuilt_elements(ptop, ctop, added)
@@ -687,23 +691,6 @@ def _best_candidate(prev: _Snap, a: Instruction, lst: list[Instruction],
         same = deep_user_match(prev.users, prev.top, cur.users, cur.top, a, lst, by_shape=True)
         k = same[0] if same else -1
     return k if k >= 0 else 0
-
-
-def _replacement(prev: _Snap, cur: _Snap, name: str, p2c: dict[str, str]) -> str | None:
-    """What took a removed instruction's place in its users (or as its computation's root)."""
-    for user, k in prev.users.get(name, ()):
-        cu = p2c.get(user)
-        if cu is None:
-            continue
-        ui = cur.top.get(cu)
-        if ui is not None and len(ui.operands) == len(prev.top[user].operands):
-            return ui.operands[k]
-    comp = prev.top[name].computation
-    if prev.roots.get(comp) == name and comp in cur.roots:
-        root = cur.roots[comp]
-        if root != name:
-            return root
-    return None
 
 
 def _inner_leaf(o: str, body) -> object:

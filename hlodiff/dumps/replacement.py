@@ -1,0 +1,53 @@
+"""What took a removed instruction's place, from one pass step's two snapshots.
+
+``prev`` and ``cur`` are passstep's indexed snapshots (``top``: name -> instruction,
+``users``: name -> (user, operand index), ``roots``: computation -> root name); ``p2c`` maps
+a name before the pass to its name after it.
+"""
+
+from __future__ import annotations
+
+
+def replacement(prev, cur, name: str, p2c: dict[str, str]) -> str | None:
+    """What took a removed instruction's place in its users (or as its computation's root).
+    A user that now reads one of the instruction's own operands may have absorbed it
+    (algsimp folds ``mul(div(x, c1), c2)`` into ``mul(x, c2 / c1)``) while another user
+    reads the rewritten value (``div(x, c1)`` -> ``multiply(x, 1 / c1)``, fresh 16
+    hrnet_two_branch_exchange_fusion's batch-norm means): such a user names what took its
+    place only when no other does (an identity, ``x * 1`` -> ``x``, is forwarded to all)."""
+    own = {p2c.get(o, o) for o in prev.top[name].operands}
+    first = None
+    for user, k in prev.users.get(name, ()):
+        cu = p2c.get(user)
+        if cu is None:
+            continue
+        ui = cur.top.get(cu)
+        if ui is not None and len(ui.operands) == len(prev.top[user].operands):
+            if ui.operands[k] not in own:
+                return ui.operands[k]
+            if first is None:
+                first = ui.operands[k]
+    if first is not None:
+        # ... or by the rewrite the pass made of it, new beside its operand with its
+        # metadata and shape, when no remaining user tells (they were rewritten too)
+        i = prev.top[name]
+        md = i.metadata
+        if md is not None and md.op_name:
+            alts = set()
+            for o in own:
+                for u, _ in cur.users.get(o, ()):
+                    ci = cur.top.get(u)
+                    if u not in prev.top and ci is not None and ci.metadata is not None and \
+                            ci.metadata.op_name == md.op_name and \
+                            ci.shape.dims == i.shape.dims and \
+                            ci.shape.element_type == i.shape.element_type:
+                        alts.add(u)
+            if len(alts) == 1:
+                return alts.pop()
+        return first
+    comp = prev.top[name].computation
+    if prev.roots.get(comp) == name and comp in cur.roots:
+        root = cur.roots[comp]
+        if root != name:
+            return root
+    return None
