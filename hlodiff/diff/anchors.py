@@ -11,6 +11,8 @@ an after candidate, the paired nodes reached from both through not yet paired on
 
 from __future__ import annotations
 
+import re
+
 from .param_deps import closest
 from .stacked_reads import same_layer
 from .view import local_attrs
@@ -85,9 +87,54 @@ def same_attrs(m, b: int, cands: list[int]) -> list[int]:
     nb, An = m.before.nodes[b], m.after.nodes
     if nb.opcode not in _BOUNDS_KEPT or any(An[y].opcode != nb.opcode for y in cands):
         return cands
-    key = local_attrs(nb)
-    hit = [y for y in cands if local_attrs(An[y]) == key]
+    if m.parts and nb.opcode == "slice":
+        # partitioned: a sharded dimension's bounds are the device's piece; the others
+        # are kept (fresh 16 nystromformer on 8 CPUs: five windows [k:64+k] of one padded
+        # sequence, fused into five kernels, tied on every neighbour)
+        hit = [y for y in cands if _bounds_agree(m, nb, An[y])]
+    else:
+        key = local_attrs(nb)
+        hit = [y for y in cands if local_attrs(An[y]) == key]
     return hit if hit and len(hit) < len(cands) else cands
+
+
+def _bounds(n) -> list[str] | None:
+    text = n.inst.attrs.get("slice")
+    return re.findall(r"\[([^\]]*)\]", text) if text else None
+
+
+def _whole_dims(m, b, a) -> tuple[list[str], list[str], list[int]] | None:
+    """Slices ``b`` (before) and ``a`` (after): their bounds and the dimensions whose
+    operand size is the same on both sides (those the partitioner left whole), or None
+    when the ranks differ."""
+    kb, ka = _bounds(b), _bounds(a)
+    if kb is None or ka is None or len(kb) != len(ka) or not b.operands or not a.operands:
+        return None
+    ob = m.before.nodes[b.operands[0]].inst.shape
+    oa = m.after.nodes[a.operands[0]].inst.shape
+    if ob is None or oa is None or len(ob.dims) != len(kb) or len(oa.dims) != len(ka):
+        return None
+    return kb, ka, [i for i in range(len(kb)) if ob.dims[i] == oa.dims[i]]
+
+
+def _bounds_agree(m, b, a) -> bool:
+    w = _whole_dims(m, b, a)
+    return w is not None and bool(w[2]) and all(w[0][i] == w[1][i] for i in w[2])
+
+
+def bounds_contradict(m, b: int, a: int) -> bool:
+    """Before slice ``b`` and after slice ``a`` cut different windows of a dimension that
+    has the same size on both sides: not one value. A pass that changes a slice's bounds
+    changes its operand too (algsimp merges slice(slice(x)) into a slice of x, drops the
+    pad under slice(pad(x)), slices a concatenate's operand), and a window equal to the
+    whole operand is no slice at all afterwards (fresh 16 nystromformer on 8 CPUs: the
+    middle window [2:66] of a sequence padded by two is the sequence itself, and was paired
+    with the window [4:68] of the next kernel)."""
+    nb, na = m.before.nodes[b], m.after.nodes[a]
+    if nb.opcode != "slice" or na.opcode != "slice":
+        return False
+    w = _whole_dims(m, nb, na)
+    return w is not None and any(w[0][i] != w[1][i] for i in w[2])
 
 
 def best_by_anchors(m, b: int, cands: list[int]) -> list[int]:

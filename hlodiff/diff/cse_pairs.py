@@ -68,3 +68,45 @@ def pair_survivors(m) -> int:
         if b.opcode == a.opcode and b.mdims == a.mdims:
             c += m.pair(keep, al[0], "cse-copy")
     return c
+
+
+def move_to_survivor(m) -> int:
+    """Give the after node of a paired before node to its identical copy that CSE keeps,
+    when that copy is still open: structural propagation reaches copies in whatever order
+    their users were paired, and may pair a copy CSE merged away (fresh 16
+    stick_breaking_kumaraswamy_vae under JAX 0.4.30: digamma's series term ``divide.805``
+    repeats lgamma's ``divide.745``; CSE keeps ``divide.745``, whose kernel the matcher had
+    handed to ``divide.805``, and ``divide.745`` then took a look-alike select). Only pairs
+    of the same opcode move, and none in a partitioned module: there identical copies may
+    be sharded differently, and then CSE leaves them apart (gpu4 transformer_layer on 8
+    H100s). Returns the number of pairs moved."""
+    B = m.before
+    if m.parts:
+        return 0
+    groups: dict[int, list[int]] = defaultdict(list)
+    for n in B.nodes:
+        if n.alias < 0 and n.operands and n.opcode not in _NO_CSE \
+                and not (n.opcode == "broadcast" and B.nodes[n.operands[0]].opcode == "constant"):
+            groups[n.fp].append(n.idx)
+    todo = [g for g in groups.values() if len(g) > 1 and len({B.nodes[i].ctx for i in g}) == 1
+            and any(m.b2a[i] < 0 for i in g) and any(m.b2a[i] >= 0 for i in g)]
+    if not todo:
+        return 0
+    live = reachable(B)
+    rank = post_order(B, live)
+    A = m.after.nodes
+    c = 0
+    for g in todo:
+        g = [i for i in g if live[i]]
+        if len(g) < 2:
+            continue
+        keep = min(g, key=lambda i: (rank.get(i, len(B.nodes) + i), i))
+        if m.b2a[keep] >= 0:
+            continue
+        held = [i for i in g if m.b2a[i] >= 0 and A[m.b2a[i]].opcode == B.nodes[i].opcode]
+        if len(held) != 1:
+            continue
+        a = m.b2a[held[0]]
+        m.unpair(held[0])
+        c += m.pair(keep, a, "cse-copy")
+    return c

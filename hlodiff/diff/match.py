@@ -21,10 +21,10 @@ import re
 
 from collections import Counter, defaultdict
 
-from .anchors import best_by_anchors, owned_elsewhere, pair_sole_choices, real_twins, same_attrs
+from .anchors import best_by_anchors, bounds_contradict, owned_elsewhere, pair_sole_choices, real_twins, same_attrs
 from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state, param_reads, splitk
-from .cse_pairs import pair_survivors
+from .cse_pairs import move_to_survivor, pair_survivors
 from .dot_dims import contraction_fits, settle_twin_dots
 from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .init_elements import pair_init_elements  # old5
@@ -33,6 +33,7 @@ from .onednn_softmax import repair as onednn_repair  # old5
 from .fused_copies import copies_of_paired, copy_keys
 from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, pair_named_loops
 from .param_deps import exact_twin
+from .permuted_rivals import permuted_rivals
 from .partition import may_be_permuted_piece, may_be_piece, num_partitions
 from .broadcast_dims import other_placement  # old5
 from .barrier_forward import handed_on_partner, pair_through_barriers
@@ -74,6 +75,8 @@ class Matching:
             return False
         if self.dot_check is not None and not self.dot_check(self, b, a):
             return False  # (partitioned modules: dot_dims.contraction_fits)
+        if bounds_contradict(self, b, a):
+            return False  # another window of a same-sized dimension (anchors.py)
         self.b2a[b] = a
         self.a2b[a] = b
         self.how[b] = how
@@ -285,6 +288,8 @@ def _pair_users(m: Matching, b: Node, a: Node, bu: list[int], other, fits) -> No
         pool = open_a if groups is None else groups.get((bx.opcode, bx.mdims), ())
         cand = [y for y in pool if a2b[y] < 0 and _compatible(bx, An[y], m.parts)
                 and not other(bx, An[y]) and fits(m, x, y)]
+        if len(cand) == 1 and constvals.gpu_after(m):  # another operation's shape by
+            cand = cand + permuted_rivals(m, bx, open_a, cand[0])  # layout normalization
         if len(cand) > 1 and bx.opcode == "get-tuple-element" and not _same_arity(b, a):
             j = loop_state.element_index(m, b, a, bx.inst.index)  # loop state widened/narrowed
             c2 = [y for y in cand if An[y].opcode == "get-tuple-element" and
@@ -754,6 +759,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if pair_surviving_literals(m):
         _propagate(m)
     if gpunames.pair_fused_by_name(m, unique=False):  # copies in several kernels
+        _propagate(m)
+    if move_to_survivor(m):  # the copy CSE keeps holds the value (cse_pairs.py)
         _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
     if _rewrites(m, skip, sharded, same_op=True):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .anchors import _reach
+from .fused_copies import copy_keys
 
 _SCAN_CAP = 48
 _ROUNDS = 8
@@ -31,6 +32,10 @@ def mutual_rewrites(m, skip: set[int], sharded: bool, bucket_fn: Callable,
     """Pair mutual best choices among the rewrite step's candidates, in rounds."""
     Bn, An = m.before.nodes, m.after.nodes
     total = 0
+    # a neighbour paired with one of fusion's copies counts for every copy, as in the
+    # greedy step (fresh 16 nystromformer on 8 CPUs: a window of a padded sequence paired
+    # in one kernel, its copy read by the multiply in another)
+    ck = copy_keys(m).__getitem__
     for _ in range(_ROUNDS):
         bucket, coll = bucket_fn(m)
         b2a, a2b = m.b2a, m.a2b
@@ -67,7 +72,7 @@ def mutual_rewrites(m, skip: set[int], sharded: bool, bucket_fn: Callable,
             lst = []
             for y in cands:
                 a = An[y]
-                k = (score(m, b, a) + (1 if a.mdims == b.mdims else 0), anchors(b.idx, y))
+                k = (score(m, b, a, key=ck) + (1 if a.mdims == b.mdims else 0), anchors(b.idx, y))
                 lst.append((k, y))
                 by_a.setdefault(y, []).append((k, b.idx))
             keys[b.idx] = lst

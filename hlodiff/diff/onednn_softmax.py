@@ -3,7 +3,8 @@
 XLA:CPU of mid 2024 runs ``onednn-ops-rewriter`` right after the call inliner: it replaces
 the whole pattern ``divide(exp(x - broadcast(max(reduce_max(x), -inf))),
 broadcast(reduce_sum(exp(...))))`` by ``custom-call(x), custom_call_target=
-"__onednn$softmax"`` carrying the divide's metadata. Fresh 5 kl_distillation dump 0003 ->
+"__onednn$softmax"`` carrying the divide's metadata (or that of a convert narrowing the
+divide's result, which it takes in too). Fresh 5 kl_distillation dump 0003 ->
 0004: ``reduce.45`` ... ``divide.62`` (jax.nn.softmax of the student logits) become
 ``custom-call = f32[16,7] custom-call(divide.40)``. Every op of the pattern is rewritten
 into the call, before CSE: identical copies elsewhere (the log_softmax callees read the
@@ -61,6 +62,14 @@ def _pattern(B, d) -> set[int] | None:
     return out
 
 
+def _narrowed(B, n) -> bool:
+    """``n`` converts a divide read by nothing else."""
+    if len(n.operands) != 1:
+        return False
+    d = B.nodes[n.operands[0]]
+    return d.opcode == "divide" and d.alias < 0 and d.users == [n.idx]
+
+
 def patterns(m) -> dict[int, int]:
     """Before op -> the after oneDNN softmax call it was rewritten into (one softmax
     divide with the call's metadata and shape per call)."""
@@ -73,15 +82,43 @@ def patterns(m) -> dict[int, int]:
     for c in calls:
         found = []
         for b in B.nodes:
-            if b.opcode == "divide" and b.alias < 0 and b.op_name == c.op_name and \
-                    b.src == c.src and b.mdims == c.mdims:
+            if b.alias >= 0 or b.op_name != c.op_name or b.src != c.src or b.mdims != c.mdims:
+                continue
+            if b.opcode == "divide":
                 p = _pattern(B, b)
-                if p:
-                    found.append(p)
+            elif b.opcode == "convert" and _narrowed(B, b):
+                # a softmax whose result is narrowed (bf16 programs): the rewriter takes
+                # the convert into the call too, and the call carries the convert's
+                # metadata (fresh 16 remat_nested_pvt_spatial_reduction under JAX 0.4.30)
+                p = _pattern(B, B.nodes[b.operands[0]])
+                p = p | {b.idx} if p else None
+            else:
+                continue
+            if p:
+                found.append(p)
+        if len(found) > 1:  # repeated code: the pattern whose input feeds this call
+            found = [p for p in found if _feeds(m, p, c)]
         if len(found) == 1:
             for i in found[0]:
                 out.setdefault(i, c.idx)
     return out
+
+
+def _feeds(m, p: set[int], call) -> bool:
+    """The input of softmax pattern ``p`` is paired with a node a few steps above the
+    after ``call`` (the rewriter reads the input through converts and kernels)."""
+    B, A = m.before.nodes, m.after.nodes
+    ins = {o for i in p for o in B[i].operands if o not in p and not _is_literal(m.before, B[o])}
+    want = {m.b2a[x] for x in ins if m.b2a[x] >= 0}
+    if not want:
+        return False
+    seen, frontier = set(), [call.idx]
+    for _ in range(4):
+        frontier = [o for y in frontier for o in A[y].operands if o not in seen]
+        seen.update(frontier)
+        if seen & want:
+            return True
+    return False
 
 
 def repair(m) -> int:
@@ -107,7 +144,9 @@ def repair(m) -> int:
             if m.b2a[t] < 0 and m.pair(t, y, "onednn twin"):
                 c += 1
                 break
-    for b, call in P.items():
-        if B.nodes[b].opcode == "divide" and m.b2a[b] < 0 and m.a2b[call] < 0:
+    for b, call in P.items():  # the op whose metadata the call carries
+        n, a = B.nodes[b], m.after.nodes[call]
+        if n.opcode in ("divide", "convert") and n.op_name == a.op_name and \
+                n.mdims == a.mdims and m.b2a[b] < 0 and m.a2b[call] < 0:
             c += m.pair(b, call, "onednn softmax")
     return c

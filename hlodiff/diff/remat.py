@@ -35,11 +35,15 @@ partner's kernel (the identical computation).
 from __future__ import annotations
 
 from ..analysis.remat_regions import TRIVIAL, Region, find_regions, value_bytes
+from .onednn_softmax import TARGET as ONEDNN_SOFTMAX
 from ..hlo.model import Module
 from .result import InstructionFate
 
 BACKWARD_MARK = "transpose("
 MARK = "rematted_computation"
+# library calls that replace a whole pattern of instructions (not one, like a gemm call)
+_PATTERN_TARGETS = {ONEDNN_SOFTMAX}
+_PATTERN_CALL = "custom-call (pattern)"
 HEAVY = {"dot", "convolution"}
 
 
@@ -88,6 +92,10 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> list[
                         after_ops.get(good.after) != good.opcode:
                     continue
                 if bad.fate in ("removed",) or after_ops.get(bad.after) == bad.opcode:
+                    continue
+                if bad.fate == "rewritten" and after_ops.get(bad.after) == _PATTERN_CALL:
+                    # a library call took the pattern before the barrier fell (JAX 0.4.30
+                    # CPU: oneDNN softmax; fresh 16 remat_nested_pvt_spatial_reduction)
                     continue
                 if bad.after is None and bad.candidates:
                     # its own kernel, one of several twins' (anchors): not a look-alike
@@ -161,7 +169,8 @@ def correct_fates(before: Module, after: Module, fl: list[InstructionFate]) -> i
     if not regions:
         return 0
     fates = {(f.computation, f.before): f for f in fl}
-    after_ops = {i.name: i.opcode for i in after.instructions()}
+    after_ops = {i.name: _PATTERN_CALL if i.custom_call_target in _PATTERN_TARGETS else i.opcode
+                 for i in after.instructions()}
     changed = _correct_twins(regions, fates, after_ops)
     return len(changed) + _follow_views(before, fates, changed)
 
