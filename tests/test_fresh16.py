@@ -100,3 +100,23 @@ def test_mutual_rewrites_count_fused_copies_of_a_paired_neighbour():
     r = _diff("gpu8_nystromformer_landmark_pinv_attention")
     assert r.fate_of("main.166", "dot_general.347").fusion == "gemm_fusion_dot.538"
     assert r.fate_of("main.166", "reduce_sum.1062").fusion == "fusion.274"
+
+
+def test_strided_window_of_one_element_is_the_same_window():
+    """An associative scan slices every other element: slice.47 = [1:2:2] takes one element,
+    and algsimp prints it [1:2]. The same window: slice.47 is fused in add_pad_fusion.7 (the
+    bounds check had called the windows different)."""
+    r = _diff("cpu_linear_recurrence_assoc_scan")
+    for name in ("slice.47", "slice.48"):
+        f = r.fate_of("main.2", name)
+        assert (f.fate, f.fusion) == ("fused", "add_pad_fusion.7"), (name, f.fate, f.reason)
+
+
+def test_copy_paired_by_its_metadata_stays_paired():
+    """convert_element_type.2 (inlined from lu_factor) is an identical copy of
+    convert_element_type.3; algsimp rewrites convert_element_type.3 before CSE runs, so
+    nothing is merged. Its own metadata pairs convert_element_type.2 with
+    convert_element_type.1: the kernel does not move to the copy CSE would have kept."""
+    r = _diff("cpu_lu_solve_grad")
+    f = r.fate_of("lu_factor.6", "convert_element_type.2")
+    assert (f.fate, f.fusion) == ("fused", "convert_add_fusion"), (f.fate, f.fusion, f.reason)

@@ -98,12 +98,27 @@ def same_attrs(m, b: int, cands: list[int]) -> list[int]:
     return hit if hit and len(hit) < len(cands) else cands
 
 
-def _bounds(n) -> list[str] | None:
+def _bounds(n) -> list[tuple[int, int, int]] | None:
+    """Per dimension, the elements the slice takes: (first, count, stride), the stride 1
+    where it takes at most one (algsimp rewrites ``[1:2:2]`` as ``[1:2]``; fresh 4
+    linear_recurrence_assoc_scan)."""
     text = n.inst.attrs.get("slice")
-    return re.findall(r"\[([^\]]*)\]", text) if text else None
+    if not text:
+        return None
+    out = []
+    for part in re.findall(r"\[([^\]]*)\]", text):
+        try:
+            nums = [int(x) for x in part.split(":")]
+        except ValueError:
+            return None
+        start, limit = nums[0], nums[1]
+        stride = nums[2] if len(nums) > 2 and nums[2] > 0 else 1
+        count = max(0, (limit - start + stride - 1) // stride)
+        out.append((start, count, stride if count > 1 else 1))
+    return out
 
 
-def _whole_dims(m, b, a) -> tuple[list[str], list[str], list[int]] | None:
+def _whole_dims(m, b, a) -> tuple[list, list, list[int]] | None:
     """Slices ``b`` (before) and ``a`` (after): their bounds and the dimensions whose
     operand size is the same on both sides (those the partitioner left whole), or None
     when the ranks differ."""

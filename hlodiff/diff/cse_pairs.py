@@ -70,6 +70,9 @@ def pair_survivors(m) -> int:
     return c
 
 
+_REACHED = ("operand", "user")  # how structural propagation pairs (match._propagate)
+
+
 def move_to_survivor(m) -> int:
     """Give the after node of a paired before node to its identical copy that CSE keeps,
     when that copy is still open: structural propagation reaches copies in whatever order
@@ -77,7 +80,9 @@ def move_to_survivor(m) -> int:
     stick_breaking_kumaraswamy_vae under JAX 0.4.30: digamma's series term ``divide.805``
     repeats lgamma's ``divide.745``; CSE keeps ``divide.745``, whose kernel the matcher had
     handed to ``divide.805``, and ``divide.745`` then took a look-alike select). Only pairs
-    of the same opcode move, and none in a partitioned module: there identical copies may
+    of the same opcode move, made by structural propagation alone (a copy paired by its own
+    metadata keeps it: fresh 4 lu_solve_grad's inlined ``convert_element_type.2``, whose
+    twin algsimp rewrote before CSE), and none in a partitioned module: there identical copies may
     be sharded differently, and then CSE leaves them apart (gpu4 transformer_layer on 8
     H100s). Returns the number of pairs moved."""
     B = m.before
@@ -103,7 +108,8 @@ def move_to_survivor(m) -> int:
         keep = min(g, key=lambda i: (rank.get(i, len(B.nodes) + i), i))
         if m.b2a[keep] >= 0:
             continue
-        held = [i for i in g if m.b2a[i] >= 0 and A[m.b2a[i]].opcode == B.nodes[i].opcode]
+        held = [i for i in g if m.b2a[i] >= 0 and A[m.b2a[i]].opcode == B.nodes[i].opcode
+                and m.how.get(i) in _REACHED]
         if len(held) != 1:
             continue
         a = m.b2a[held[0]]
