@@ -33,6 +33,13 @@ _NO_CSE = {"parameter", "rng", "rng-bit-generator", "custom-call", "infeed", "re
            "outfeed", "after-all", "while", "conditional", "call", "all-reduce"}
 
 
+def _merges(B, n) -> bool:
+    """A node whose identical copies CSE merges, as this module pairs them: one with
+    operands (no leaf), no side effects or control flow, no broadcast of a constant."""
+    return n.alias < 0 and bool(n.operands) and n.opcode not in _NO_CSE and \
+        not (n.opcode == "broadcast" and B.nodes[n.operands[0]].opcode == "constant")
+
+
 def pair_survivors(m) -> int:
     """Pair each open after node whose fingerprint is that of several open, identical
     before nodes of one computation (and of no other open after node) with the one CSE
@@ -40,8 +47,7 @@ def pair_survivors(m) -> int:
     B, A = m.before, m.after
     groups: dict[int, list[int]] = defaultdict(list)
     for n in B.nodes:
-        if n.alias < 0 and m.b2a[n.idx] < 0 and n.operands and n.opcode not in _NO_CSE \
-                and not (n.opcode == "broadcast" and B.nodes[n.operands[0]].opcode == "constant"):
+        if m.b2a[n.idx] < 0 and _merges(B, n):
             groups[n.fp].append(n.idx)
     groups = {k: g for k, g in groups.items() if len(g) > 1 and
               len({B.nodes[i].ctx for i in g}) == 1}
@@ -90,8 +96,7 @@ def move_to_survivor(m) -> int:
         return 0
     groups: dict[int, list[int]] = defaultdict(list)
     for n in B.nodes:
-        if n.alias < 0 and n.operands and n.opcode not in _NO_CSE \
-                and not (n.opcode == "broadcast" and B.nodes[n.operands[0]].opcode == "constant"):
+        if _merges(B, n):
             groups[n.fp].append(n.idx)
     todo = [g for g in groups.values() if len(g) > 1 and len({B.nodes[i].ctx for i in g}) == 1
             and any(m.b2a[i] < 0 for i in g) and any(m.b2a[i] >= 0 for i in g)]

@@ -35,15 +35,14 @@ partner's kernel (the identical computation).
 from __future__ import annotations
 
 from ..analysis.remat_regions import TRIVIAL, Region, find_regions, value_bytes
-from .onednn_softmax import TARGET as ONEDNN_SOFTMAX
 from ..hlo.model import Module
+from .onednn_softmax import TARGET as ONEDNN_SOFTMAX
 from .result import InstructionFate
 
 BACKWARD_MARK = "transpose("
 MARK = "rematted_computation"
 # library calls that replace a whole pattern of instructions (not one, like a gemm call)
 _PATTERN_TARGETS = {ONEDNN_SOFTMAX}
-_PATTERN_CALL = "custom-call (pattern)"
 HEAVY = {"dot", "convolution"}
 
 
@@ -78,9 +77,11 @@ def _twin_fate(good: InstructionFate) -> str:
     return "rewritten"
 
 
-def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> list[InstructionFate]:
+def _correct_twins(regions: list[Region], fates: dict, after_ops: dict,
+                   pattern_calls: set[str]) -> list[InstructionFate]:
     """Give a twin whose fate names a look-alike of another opcode the kernel of its
-    partner (the one value CSE kept). Returns the fates it changed."""
+    partner (the one value CSE kept). Returns the fates it changed. ``pattern_calls``:
+    library calls that took a whole pattern of instructions; their ops stay with them."""
     changed = []
     for r in regions:
         for n, t in list(r.twins.items()) + list(r.recompute_twins.items()):
@@ -93,7 +94,7 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict) -> list[
                     continue
                 if bad.fate in ("removed",) or after_ops.get(bad.after) == bad.opcode:
                     continue
-                if bad.fate == "rewritten" and after_ops.get(bad.after) == _PATTERN_CALL:
+                if bad.fate == "rewritten" and bad.after in pattern_calls:
                     # a library call took the pattern before the barrier fell (JAX 0.4.30
                     # CPU: oneDNN softmax; fresh 16 remat_nested_pvt_spatial_reduction)
                     continue
@@ -169,9 +170,10 @@ def correct_fates(before: Module, after: Module, fl: list[InstructionFate]) -> i
     if not regions:
         return 0
     fates = {(f.computation, f.before): f for f in fl}
-    after_ops = {i.name: _PATTERN_CALL if i.custom_call_target in _PATTERN_TARGETS else i.opcode
-                 for i in after.instructions()}
-    changed = _correct_twins(regions, fates, after_ops)
+    after_ops = {i.name: i.opcode for i in after.instructions()}
+    pattern_calls = {i.name for i in after.instructions()
+                     if i.custom_call_target in _PATTERN_TARGETS}
+    changed = _correct_twins(regions, fates, after_ops, pattern_calls)
     return len(changed) + _follow_views(before, fates, changed)
 
 

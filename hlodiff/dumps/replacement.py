@@ -28,26 +28,27 @@ def replacement(prev, cur, name: str, p2c: dict[str, str]) -> str | None:
             if first is None:
                 first = ui.operands[k]
     if first is not None:
-        # ... or by the rewrite the pass made of it, new beside its operand with its
-        # metadata and shape, when no remaining user tells (they were rewritten too)
-        i = prev.top[name]
-        md = i.metadata
-        if md is not None and md.op_name:
-            alts = set()
-            for o in own:
-                for u, _ in cur.users.get(o, ()):
-                    ci = cur.top.get(u)
-                    if u not in prev.top and ci is not None and ci.metadata is not None and \
-                            ci.metadata.op_name == md.op_name and \
-                            ci.shape.dims == i.shape.dims and \
-                            ci.shape.element_type == i.shape.element_type:
-                        alts.add(u)
-            if len(alts) == 1:
-                return alts.pop()
-        return first
+        return _rewrite_beside(prev, cur, name, own) or first
     comp = prev.top[name].computation
     if prev.roots.get(comp) == name and comp in cur.roots:
         root = cur.roots[comp]
         if root != name:
             return root
     return None
+
+
+def _rewrite_beside(prev, cur, name: str, own: set[str]) -> str | None:
+    """The one instruction the pass added beside ``name``'s operands with its op_name and
+    shape: its rewrite, when no remaining user tells (they were rewritten too)."""
+    i = prev.top[name]
+    md = i.metadata
+    if md is None or not md.op_name:
+        return None
+    alts = set()
+    for o in own:
+        for u, _ in cur.users.get(o, ()):
+            ci = cur.top.get(u)
+            if u not in prev.top and ci is not None and ci.metadata is not None and \
+                    ci.metadata.op_name == md.op_name and ci.shape.dims_text == i.shape.dims_text:
+                alts.add(u)
+    return alts.pop() if len(alts) == 1 else None
