@@ -52,16 +52,58 @@ def _reach(nodes, start, other, up: bool) -> set[int]:
     return out
 
 
+def literal_only(view) -> bytearray:
+    """Per node, 1 when its value is computed from literals alone (constants, iotas and
+    what reads only them). Computed once per view."""
+    out = view.__dict__.get("_literal_only")
+    if out is not None:
+        return out
+    nodes = view.nodes
+    out = bytearray(len(nodes))
+    state = bytearray(len(nodes))  # 0 new, 1 on the stack, 2 done
+    for start in range(len(nodes)):
+        if state[start]:
+            continue
+        stack = [start]
+        while stack:
+            i = stack[-1]
+            n = nodes[i]
+            if state[i] == 0:
+                state[i] = 1
+                stack.extend(o for o in n.operands if state[o] == 0)
+                if n.alias >= 0 and state[view.resolve(i)] == 0:
+                    stack.append(view.resolve(i))
+                continue
+            stack.pop()
+            if state[i] == 2:
+                continue
+            state[i] = 2
+            if n.opcode in ("constant", "iota"):
+                out[i] = 1
+            elif n.alias >= 0:
+                out[i] = out[view.resolve(i)]
+            elif n.operands and n.opcode != "parameter":
+                out[i] = all(out[o] for o in n.operands)
+    view._literal_only = out
+    return out
+
+
 def anchor_score(m, b: int, a: int) -> int:
-    """How many paired neighbours the before node ``b`` and the after node ``a`` share."""
+    """How many paired neighbours the before node ``b`` and the after node ``a`` share.
+    Values of literals alone are no anchors: CSE leaves one ``broadcast(1/32)`` for every
+    layer's mean, fusion copies it into each layer's kernel, and the copy that happened to
+    be paired with it would pull every layer's twin to one kernel (fresh 17
+    remat_timesformer on 8 CPUs)."""
     Bn, An = m.before.nodes, m.after.nodes
     b2a, a2b = m.b2a, m.a2b
+    lit = literal_only(m.before)
 
     def from_b(j: int) -> int:
-        return b2a[j]
+        return -1 if lit[j] else b2a[j]
 
     def from_a(j: int) -> int:
-        return j if a2b[j] >= 0 else -1
+        k = a2b[j]
+        return j if k >= 0 and not lit[k] else -1
 
     s = 0
     for up in (True, False):

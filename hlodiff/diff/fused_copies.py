@@ -90,3 +90,25 @@ def kept_apart(m, b: int, s: int) -> bool:
     # the same computation twice (two levels of operands alike), not one value
     return keys[y] != keys[ys] and bool(live[y]) and bool(live[ys]) and \
         A[y].opcode != "broadcast" and A[y].sig == A[ys].sig and shape(y, 2) == shape(ys, 2)
+
+
+def scalar_copies(m) -> set[int]:
+    """Scalar literals inside kernels: no evidence of place for the similarity score
+    (``m`` a Matching).
+    Fusion copies a scalar (a reduce's 0, a max's -inf) into every kernel that reads it,
+    and one before literal often serves every layer; whichever copy the cascade paired it
+    with, that copy's kernel says nothing about which candidate is a reader's partner
+    (gpu8 fresh 10 bf16_layernorm_residual: the reduces of both layers' bias gradients
+    read ``constant.25``, paired with the copy in ``loop_add_fusion.3``, and layer 0's were
+    pulled there). Counting every copy alike instead would let any reader of a 0 reach
+    the score threshold on that alone. So too a top-level scalar that several kernels
+    read (fresh 17 bf16_geglu on 8 CPUs: every YNN reduce kernel takes one 0 as operand)."""
+    out = m.scalar_copies
+    if out is None:
+        out = m.scalar_copies = set()
+        for n in m.after.nodes:
+            sh = n.inst.shape
+            if n.opcode == "constant" and (n.fusion >= 0 or len(n.users) > 1) and \
+                    sh is not None and not sh.is_tuple and not sh.dims:
+                out.add(n.idx)
+    return out

@@ -30,7 +30,7 @@ from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .init_elements import pair_init_elements  # old5
 from .loop_constants import pair_body_constants  # old5
 from .onednn_softmax import repair as onednn_repair  # old5
-from .fused_copies import copies_of_paired, copy_keys
+from .fused_copies import copies_of_paired, copy_keys, scalar_copies
 from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, pair_named_loops
 from .param_deps import exact_twin
 from .permuted_rivals import permuted_rivals
@@ -60,7 +60,7 @@ class Matching:
         self.after = after
         self.b2a = [-1] * len(before.nodes)
         self.a2b = [-1] * len(after.nodes)
-        self.scalar_copies: set[int] | None = None  # computed by _scalar_copies
+        self.scalar_copies: set[int] | None = None  # computed by scalar_copies
         self.copy_key_cache: list[int] | None = None  # fused_copies.copy_keys
         self.copy_live: bytearray | None = None  # (which after nodes read run-time values)
         self.how: dict[int, str] = {}
@@ -367,26 +367,6 @@ def _score(m: Matching, b: Node, a: Node, key=None, skip=None) -> int:
     return s
 
 
-def _scalar_copies(m: Matching) -> set[int]:
-    """Scalar literals inside kernels: no evidence of place for the similarity score.
-    Fusion copies a scalar (a reduce's 0, a max's -inf) into every kernel that reads it,
-    and one before literal often serves every layer; whichever copy the cascade paired it
-    with, that copy's kernel says nothing about which candidate is a reader's partner
-    (gpu8 fresh 10 bf16_layernorm_residual: the reduces of both layers' bias gradients
-    read ``constant.25``, paired with the copy in ``loop_add_fusion.3``, and layer 0's were
-    pulled there). Counting every copy alike instead would let any reader of a 0 reach
-    the score threshold on that alone."""
-    out = m.scalar_copies
-    if out is None:
-        out = m.scalar_copies = set()
-        for n in m.after.nodes:
-            sh = n.inst.shape
-            if n.opcode == "constant" and n.fusion >= 0 and sh is not None and \
-                    not sh.is_tuple and not sh.dims:
-                out.add(n.idx)
-    return out
-
-
 def _bodies(m: Matching) -> None:
     """Parameters and roots of the bodies of matched while/conditional instructions."""
     B, A = m.before, m.after
@@ -427,7 +407,7 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
     for n in _live(An):
         if m.a2b[n.idx] < 0 and n.opcode != "parameter":
             bucket[(n.opcode, n.mdims, n.op_name)].append(n.idx)
-    scalars = _scalar_copies(m)
+    scalars = scalar_copies(m)
     # a node with no identical twin (nothing for CSE to merge it into) lives on under its
     # own source line: candidates from that line go first where there are any (fresh 15
     # repvgg_multibranch_bn_block on 8 H100s: the 3x3 and 1x1 branches' batch norms)
@@ -552,10 +532,14 @@ def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
     return cands
 
 
-def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool = False) -> int:
+def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool = False,
+              defer: bool = False) -> int:
     """Open before nodes whose (op_name, source) names open after nodes of another opcode
     (``same_op``: first only data-movement ops, to one of the same opcode and shape, so
-    that a view algsimp removed does not take the partner of the view beside it)."""
+    that a view algsimp removed does not take the partner of the view beside it).
+    ``defer``: leave open a node whose twins nothing tells apart yet, so that the pairs
+    made around it decide (a layer's mean broadcast, tied over every layer's kernel,
+    pulled its layer's chain into the first layer's)."""
     Bn, An = m.before.nodes, m.after.nodes
     bucket, coll = _rewrite_bucket(m)
     # a neighbour paired with one of fusion's copies counts for every copy (fused_copies)
@@ -583,6 +567,8 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
             ties = best_by_anchors(m, b.idx, ties)
             best = ties[0]
             if len(ties) > 1 and real_twins(m, ties):
+                if defer:
+                    continue
                 m.twins[b.idx] = ties
         best = ties[0] if best not in ties else best
         if m.pair(b.idx, best, "rewrite"):
@@ -763,11 +749,18 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if move_to_survivor(m):  # the copy CSE keeps holds the value (cse_pairs.py)
         _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
-    if _rewrites(m, skip, sharded, same_op=True):
+    if _rewrites(m, skip, sharded, same_op=True, defer=True):
         _propagate(m)
     if sharded:  # shard2: mutual best rewrite pairs first, in rounds (mutual.py)
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
+    for _ in range(4):  # tied twins wait for the pairs made around them
+        if not (_rewrites(m, skip, sharded, same_op=True, defer=True)
+                + _rewrites(m, skip, sharded, defer=True)):
+            break
+        _propagate(m)
+    if _rewrites(m, skip, sharded, same_op=True):
+        _propagate(m)
     _rewrites(m, skip, sharded)
     if pair_named_loops(m, sharded):  # oldh2: a rebuilt loop's computations keep its names
         _bodies(m)
