@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hlodiff.diff import diff_modules
+from hlodiff.dumps.passes import find_pass_dumps, trace
 
 from .conftest import load_pair
 
@@ -76,3 +77,16 @@ def test_twin_attention_dots_wait_for_their_neighbours():
         "dot_general.108": "gemm_fusion_dot.171", "dot_general.124": "gemm_fusion_dot.175"})
     assert not wrong, wrong
 
+
+def test_oracle_follows_copies_of_identical_inlined_callees():
+    """JAX 0.4.30 on CPU: the call inliner inlines three identical relu6 callees
+    (clip_17.1142, .1257, .1372), each bringing a broadcast of the same constant. Those
+    copies are interchangeable: whichever one a callee's broadcast was taken to be, the
+    maximum reading it is still found by its operands. maximum.1153 of call.1169 (which
+    reads add.1141) is inlined as maximum.6 (the trace had stopped at "inlined")."""
+    snaps = find_pass_dumps(D / "inlined_twins", "jit_mobile_unet_separable_transposed_up")
+    t = trace(snaps)
+    assert t.fates["maximum.1153"].final_name == "maximum.6"
+    assert t.fates["maximum.1268"].final_name == "maximum.7"
+    for name in ("maximum.1153", "compare.1154", "divide.1159", "divide.1167"):
+        assert t.fates[name].fate != "inlined", (name, t.fates[name].history)
