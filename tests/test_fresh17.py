@@ -90,3 +90,16 @@ def test_oracle_follows_copies_of_identical_inlined_callees():
     assert t.fates["maximum.1268"].final_name == "maximum.7"
     for name in ("maximum.1153", "compare.1154", "divide.1159", "divide.1167"):
         assert t.fates[name].fate != "inlined", (name, t.fates[name].history)
+
+
+def test_rebuilt_twin_loops_are_paired_by_their_computations_first():
+    """JAX 0.4.30 on CPU: jax.random.beta runs two threefry loops with one op_name and
+    identical bodies up to their names. The loop passes rebuild them as while.75 (body
+    region_2.342.clone.clone.clone) and while.82 (body region_2.1488.clone...): the names
+    tell while.396 (body region_2.342) from while.1542. They pair by those names before the
+    rewrite step settles ties by data flow (which crossed them once ties waited)."""
+    r = _diff("old_mixup_permutation")
+    for comp, name, want in (("_threefry_split_0.378", "while.396", "while.75"),
+                             ("_threefry_split_0.1524", "while.1542", "while.82")):
+        f = r.fate_of(comp, name)
+        assert f.after == want, (name, f.fate, f.after, f.reason)

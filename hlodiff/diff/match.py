@@ -754,6 +754,10 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if sharded:  # shard2: mutual best rewrite pairs first, in rounds (mutual.py)
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
+    if pair_named_loops(m, sharded):  # before twins settle by data flow (oldh2, fresh 6)
+        _bodies(m)
+        _propagate(m)
+        keep_element_order(m)
     for _ in range(4):  # tied twins wait for the pairs made around them
         if not (_rewrites(m, skip, sharded, same_op=True, defer=True)
                 + _rewrites(m, skip, sharded, defer=True)):
