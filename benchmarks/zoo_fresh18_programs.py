@@ -1,8 +1,7 @@
 """Eighteenth fresh set: 25 JAX programs written by a helper on 2026-11-29. It was kept
 outside the repository as a held-out set, measured unseen at the start and end of that
-day's session, and committed then, when its misses were first read (a pass snapshot of
-randaugment_vmapped_switch_cond_skip on H100 became the fixture of an oracle fix). Same
-interface as zoo_programs.py::
+day's session, and committed then, when its misses were first read. Same interface as
+zoo_programs.py::
 
     HLODIFF_ZOO_PROGRAMS=zoo_fresh18_programs python benchmarks/zoo.py --out DIR
     HLODIFF_ZOO_PROGRAMS=zoo_fresh18_programs python benchmarks/accuracy.py --data DIR

@@ -25,7 +25,7 @@ from .cooperands import align_leaf_ties, by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
 from .usertrees import deep_user_match
-from .callsites import branch_arguments, inlined_metadata
+from .callsites import inlined_metadata
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -163,7 +163,6 @@ class _Snap:
                 n = p.parameter_number
                 if n is not None and n < len(call.operands):
                     self.param_arg[p.name] = call.operands[n]
-        self.param_arg.update(branch_arguments(module, self.top.values(), sites))
         self.by_key: dict[tuple, list[Instruction]] | None = None
         self.by_loose: dict[tuple, list[Instruction]] | None = None
         self._lit: dict[str, object] = {}  # canon's memo
