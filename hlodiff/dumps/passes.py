@@ -261,7 +261,8 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
         before = _load(bf) if bf else _load(snaps[0].path)
 
     fates: dict[str, InstructionFate] = {}
-    prev = _Snap(before)
+    lit_ids: dict[tuple, int] = {}  # literal contents, numbered alike in every snapshot
+    prev = _Snap(before, lit_ids)
     live: dict[str, str] = {}  # current name -> before name
     for cname in _scope_computations(before):
         for i in before.by_name[cname].instructions:
@@ -272,7 +273,7 @@ def trace(snapshots: Iterable[PassSnapshot], before: Module | None = None) -> Pa
     gone: dict[str, list[tuple[int, Removal]]] = {}
     last_pipeline = ""
     for snap in snaps:
-        cur = _Snap(_load(snap.path))
+        cur = _Snap(_load(snap.path), lit_ids)
         step = _diff_step(prev, cur, snap, _partitioning(snap, last_pipeline))
         last_pipeline = snap.pipeline
         steps.append(step)

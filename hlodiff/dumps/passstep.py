@@ -125,9 +125,9 @@ class _Snap:
     """A module reduced to what the walk needs: its top-level instructions and users."""
 
     __slots__ = ("module", "top", "fused", "users", "roots", "param_arg", "by_key", "by_loose",
-                 "all_names", "call_site", "_lit")
+                 "all_names", "call_site", "_lit", "lit_ids")
 
-    def __init__(self, module: Module) -> None:
+    def __init__(self, module: Module, lit_ids: dict[tuple, int] | None = None) -> None:
         self.module = module
         self.fused = _fused_computations(module)
         self.top: dict[str, Instruction] = {}
@@ -166,6 +166,7 @@ class _Snap:
         self.by_key: dict[tuple, list[Instruction]] | None = None
         self.by_loose: dict[tuple, list[Instruction]] | None = None
         self._lit: dict[str, object] = {}  # canon's memo
+        self.lit_ids: dict[tuple, int] = lit_ids if lit_ids is not None else {}
 
     def canon(self, name: str):
         """An operand as matching sees it: values of literals alone (constants, iotas, and
@@ -175,34 +176,39 @@ class _Snap:
         whichever copy one of them was renamed to, its readers' copies still match (fresh
         17 mobile_unet under JAX 0.4.30, dump 0003: three ``clip_17`` callees)."""
         k = self._lit.get(name)
-        return self._literal_key(name, 0) if k is None else k
-
-    def _literal_key(self, name: str, depth: int):
-        """canon's work, remembered for every instruction it settles (a chain deeper than
-        a few steps counts as no literal, and is not remembered)."""
-        i = self.top.get(name)
-        if i is None or i.opcode == "parameter" or i.opcode in _IMPURE:
-            self._lit[name] = name
-            return name
-        if not i.operands:
-            k = self._lit[name] = _key(i)
-            return k
-        if depth > 6:
-            return name
-        pa = self.param_arg
-        subs = []
-        for o in i.operands:
-            o = pa.get(o, o)
-            k = self._lit.get(o)
-            if k is None:
-                k = self._literal_key(o, depth + 1)
-            if isinstance(k, str):
-                if o in self._lit:  # settled: no literal (not cut off by depth)
-                    self._lit[name] = name
-                return name
-            subs.append(k)
-        k = self._lit[name] = _key(i) + (tuple(subs),)
+        if k is None:
+            self._settle(name)
+            k = self._lit[name]
         return k
+
+    def _settle(self, start: str) -> None:
+        """canon's work: post order over operands, every instruction reached remembered.
+        Contents are numbered in ``lit_ids``, shared by the snapshots of one trace, so that
+        keys stay flat and equal contents get equal keys in every snapshot."""
+        lit, pa, ids = self._lit, self.param_arg, self.lit_ids
+        stack, entered = [start], set()
+        while stack:
+            n = stack[-1]
+            if n in lit:
+                stack.pop()
+                continue
+            i = self.top.get(n)
+            if i is None or i.opcode == "parameter" or i.opcode in _IMPURE:
+                lit[stack.pop()] = n
+                continue
+            if not i.operands:
+                lit[stack.pop()] = _key(i)
+                continue
+            ops = [pa.get(o, o) for o in i.operands]
+            todo = [o for o in ops if o not in lit]
+            if todo and n not in entered:
+                entered.add(n)
+                stack.extend(todo)
+                continue
+            subs = [lit.get(o, o) for o in ops]  # (an operand still open: a cycle, no literal)
+            stack.pop()
+            lit[n] = n if any(isinstance(k, str) for k in subs) else \
+                ("literal", ids.setdefault((_key(i), tuple(subs)), len(ids)))
 
     def norm_operands(self, i: Instruction) -> tuple:
         pa = self.param_arg
