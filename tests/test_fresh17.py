@@ -103,3 +103,16 @@ def test_rebuilt_twin_loops_are_paired_by_their_computations_first():
                              ("_threefry_split_0.1524", "while.1542", "while.82")):
         f = r.fate_of(comp, name)
         assert f.after == want, (name, f.fate, f.after, f.reason)
+
+
+def test_oracle_keys_deep_literal_chains_alike_in_every_snapshot():
+    """JAX 0.4.30 on CPU: the call inliner copies a bilinear resize's jit(_where) callees,
+    whose masks are chains of literals (iotas, compares, ands) many levels deep. Their
+    content keys must not depend on the order the walk reaches them: reshape.96 of
+    _where_1.91 is inlined as reshape.14, reshape.58 of _where_1.53 as reshape.11 (a
+    depth-limited key had lost them at "inlined")."""
+    snaps = find_pass_dumps(D / "inlined_masks", "jit_attention_gate_unet_resize")
+    t = trace(snaps)
+    for name, new in (("reshape.96", "reshape.14"), ("reshape.58", "reshape.11"),
+                      ("broadcast.97", "broadcast.40"), ("select.81", "select.9")):
+        assert t.fates[name].final_name == new, (name, t.fates[name].history)
