@@ -676,6 +676,15 @@ def _partitioned(m: Matching) -> bool:
     return True
 
 
+def _named_loops(m: Matching, sharded: bool) -> None:
+    """Loops paired by their computations' names (oldh2), then what that opens: their
+    bodies, structure around them, their results' order."""
+    if pair_named_loops(m, sharded):
+        _bodies(m)
+        _propagate(m)
+        keep_element_order(m)
+
+
 def match(before: View, after: View, cse_skip=None) -> Matching:
     """Run the cascade. ``cse_skip(m)`` returns before nodes the rewrite step must leave open
     (merged by CSE or folded), computed from the pairs found so far."""
@@ -754,10 +763,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if sharded:  # shard2: mutual best rewrite pairs first, in rounds (mutual.py)
         from .mutual import mutual_rewrites
         mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
-    if pair_named_loops(m, sharded):  # before twins settle by data flow (oldh2, fresh 6)
-        _bodies(m)
-        _propagate(m)
-        keep_element_order(m)
+    _named_loops(m, sharded)  # before twins settle by data flow (fresh 6)
     for _ in range(4):  # tied twins wait for the pairs made around them
         if not (_rewrites(m, skip, sharded, same_op=True, defer=True)
                 + _rewrites(m, skip, sharded, defer=True)):
@@ -766,10 +772,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if _rewrites(m, skip, sharded, same_op=True):
         _propagate(m)
     _rewrites(m, skip, sharded)
-    if pair_named_loops(m, sharded):  # oldh2: a rebuilt loop's computations keep its names
-        _bodies(m)
-        _propagate(m)
-        keep_element_order(m)
+    _named_loops(m, sharded)
     if splitk.settle(m):  # h100: a dot paired with its partial products -> their sum
         _propagate(m)
     if repair_broadcast_scale(m):  # cpu4: the rewrite step may pair the narrow product
