@@ -17,13 +17,13 @@ from .reciprocals import rebuilt_reciprocals
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
-from . import branch_rebuilds
+from . import branch_rebuilds, loop_rebuilds
 from .branch_rebuilds import rebuilt_branches
 from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING, call_result,
                           constant_valued, cse_survivors, inliner_before_dce, live_nodes,
-                          parameter_dependents, untraced_by_inlining, upcast_only)
+                          untraced_by_inlining, upcast_only)
 
 
 class FateBuilder:
@@ -54,7 +54,7 @@ class FateBuilder:
         self.untraced = untraced_by_inlining(self.B.nodes)
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
-        self.rebuilt = self._rebuilt_loops()
+        self.rebuilt = loop_rebuilds.rebuilt_loops(self)
         self.deduped = comp_dedup.replaced(self.B, self.rebuilt)  # gpu: identical bodies
         self.branches = rebuilt_branches(self.B, self.A, m.b2a)  # conditional simplifier
         gone = self._vanished()
@@ -93,46 +93,6 @@ class FateBuilder:
                 out[keep] = b2a[c]
         return out
 
-    def _rebuilt_loops(self) -> dict[int, str]:
-        """Nodes of while bodies/conditions that XLA rebuilt (loop-invariant code motion,
-        while-loop simplifier): the matched after while calls a computation of another name
-        (``wide.<body>.clone``...). Everything in it that reads the loop state was recreated
-        on the new state tuple; the while's init tuple too. Node -> the new computation."""
-        B, A, m = self.B, self.A, self.m
-        nodes = B.nodes
-        changed: dict[str, str] = {}
-        inits: dict[int, str] = {}
-        for ctl, role, comp, _root, _params in B.bodies:
-            w = nodes[ctl]
-            y = m.b2a[ctl]
-            if w.opcode != "while":
-                continue
-            if y < 0:
-                y = self._loop_partner(w)
-                if y < 0:
-                    y = loop_twins.partner(self, ctl)  # old5: CSE merged identical loops
-                if y < 0:
-                    continue
-            if A.nodes[y].opcode != "while":  # e.g. the CPU's small-while-loop hoisting
-                y = A.resolve(y)              # wraps the loop in a call: see through it
-                if A.nodes[y].opcode != "while":
-                    continue
-            new = A.nodes[y].inst.called.get(role)
-            if not new or not loop_pairs.renamed_by_loop_pass(
-                    comp, new[0], self.nparts, len(w.inst.shape.tuple_shapes),
-                    len(A.nodes[y].inst.shape.tuple_shapes)):
-                continue  # loops4: the partitioner's renaming is no rebuild
-            # (cpu8: a marked name is a loop pass's rebuild even where the state came back
-            # to the same arity, LICM widening and the simplifier narrowing: loop_pairs.py)
-            changed[comp] = new[0]
-            if w.raw_operands and nodes[w.raw_operands[0]].opcode == "tuple":
-                inits[w.raw_operands[0]] = new[0]
-        if not changed:
-            return {}
-        out = {i: changed[nodes[i].ctx] for i in parameter_dependents(nodes, changed)}
-        out.update(inits)
-        return out
-
     def _sharded_tuple(self, b: Node, a: Node) -> bool:
         """A tuple of a partitioned program whose elements are the same or shards of the
         before's (the per-device program's root tuple, say): not rebuilt."""
@@ -143,16 +103,6 @@ class FateBuilder:
         return len(lb) == len(la) and all(
             x.dims_text == y.dims_text or partition.shard_ways(x, y, self.nparts) > 0
             for x, y in zip(lb, la))
-
-    def _loop_partner(self, w: Node) -> int:
-        """The after while of an unmatched before while: the only after while with its
-        op_name that no other before instruction claims but its own init tuple."""
-        A, m = self.A, self.m
-        init = w.raw_operands[0] if w.raw_operands else -1
-        op = named_copies.collapsed(w.op_name)  # cpu5: vmap(f)/vmap(f) written once
-        cands = [x.idx for x in A.nodes if x.opcode == "while" and x.op_name in (w.op_name, op)
-                 and m.a2b[x.idx] in (-1, init)]
-        return cands[0] if len(cands) == 1 else -1
 
     def _vanished(self) -> set[int]:
         """Constant-valued nodes (constants, their broadcasts) whose every user is simplified
@@ -530,7 +480,7 @@ class FateBuilder:
         if y < 0 and b.opcode == "while" and loop_twins.merged_fate(self, f, b):  # old5
             return f
         if y < 0 and b.opcode == "while" and self.live[b.idx]:  # gpu2: loop state changed
-            y = self._loop_partner(b)
+            y = loop_rebuilds.loop_partner(self, b)
         if y < 0 and self.live[b.idx]:  # gpu helper (old2: any backend): fused constant copies
             y = lookalikes.fused_copy(B, A, m.b2a, m.a2b, b)
         if y < 0 and self.live[b.idx] and not self.gpu_cse:  # cpu5: readers untraced
