@@ -61,6 +61,7 @@ def diff_modules(before: Module, after: Module, mode: str = "auto") -> DiffResul
 def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     from . import analyses, fates as fates_mod, regression
     from .match import match
+    from .inlined_branches import inlined_conditionals
     from .view import after_view, before_view
 
     if mode not in MODES:
@@ -72,7 +73,7 @@ def _diff_modules(before: Module, after: Module, mode: str) -> DiffResult:
     if mode == "regression" or same_program(before, after):  # identical: nothing inlined
         bv = after_view(before)
     else:
-        bv = before_view(before)
+        bv = before_view(before, inlined_conditionals(before, after))
     av = after_view(after)
     if mode == "regression":  # regression: one metadata form for both JAX/XLA versions
         from .normalize import normalize_view

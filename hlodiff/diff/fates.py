@@ -329,7 +329,8 @@ class FateBuilder:
                 f.fate, f.reason = "inlined", "call inlined into its caller"
                 return f
             if b.opcode == "parameter":
-                f.fate, f.reason = "inlined", f"parameter of inlined call {b.site}"
+                f.fate, f.reason = "inlined", f"parameter of inlined call {b.site}" if b.site \
+                    else "parameter of a conditional branch inlined by the conditional simplifier"
                 return f
             r = B.resolve(b.idx)
             y = m.b2a[r]
@@ -338,6 +339,10 @@ class FateBuilder:
                 f.fate, f.reason = "kept", "get-tuple-element of an inlined call, forwarded"
             elif b.opcode == "get-tuple-element" or b.opcode == "tuple":
                 f.reason = "tuple plumbing simplified away"
+                if b.site is None and b.opcode == "get-tuple-element" and b.raw_operands and \
+                        B.nodes[b.raw_operands[0]].opcode == "parameter":  # inlined_branches.py
+                    f.reason = ("conditional branch inlined by the conditional simplifier; "
+                                "this parameter element is now the operand's")
             else:
                 f.reason = f"no-op {b.opcode} removed (algebraic simplification)"
             if y >= 0:

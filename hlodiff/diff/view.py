@@ -418,10 +418,25 @@ def operands_first(nodes: list[Node]) -> Iterator[int]:
             yield i
 
 
-def before_view(module: Module) -> View:
-    """Before side: entry plus control-flow bodies, calls inlined at each call site."""
+def branch_args(ctl: "Node", role: str, comp: str) -> list[int] | None:
+    """The operand node a conditional's branch ``comp`` (called as ``role``) reads, as the
+    parameter aliases of an inlined branch; None if not known."""
+    if role == "true_computation":
+        k = 1
+    elif role == "false_computation":
+        k = 2
+    else:
+        comps = list(ctl.inst.called.get(role, ()))
+        k = comps.index(comp) + 1 if comp in comps else -1
+    return [ctl.raw_operands[k]] if 0 < k < len(ctl.raw_operands) else None
+
+
+def before_view(module: Module, inlined: frozenset[str] = frozenset()) -> View:
+    """Before side: entry plus control-flow bodies, calls inlined at each call site.
+    ``inlined``: conditionals (by instruction name) whose branches the optimizer inlined
+    into their caller (inlined_branches.py); their parameters alias the operands."""
     view = View(module, "before")
-    _build(view, expand_calls=True)
+    _build(view, expand_calls=True, inlined=inlined)
     return view
 
 
@@ -432,7 +447,7 @@ def after_view(module: Module) -> View:
     return view
 
 
-def _build(view: View, expand_calls: bool) -> None:
+def _build(view: View, expand_calls: bool, inlined: frozenset[str] = frozenset()) -> None:
     module = view.module
     entry = module.entry_computation
     local = _instantiate(view, entry, prefix=None, site=None, param_alias=None, home=-1,
@@ -459,7 +474,9 @@ def _build(view: View, expand_calls: bool) -> None:
                     view.shared.add(cname)
                 elif view.nodes[idx].ctx in view.shared:
                     view.shared.add(cname)
-                sub = _instantiate(view, comp, prefix=pre, site=None, param_alias=None,
+                ctl = view.nodes[idx]
+                args = branch_args(ctl, role, cname) if ctl.inst.name in inlined else None
+                sub = _instantiate(view, comp, prefix=pre, site=None, param_alias=args,
                                    home=-1, fusion=-1, expand_calls=expand_calls,
                                    site_src=psrc)
                 view.bodies.append((idx, role, cname, sub[comp.root],

@@ -25,7 +25,7 @@ from .cooperands import align_leaf_ties, by_co_operands, repair_ties
 from .loopstate import element_read_back, loop_element, own_candidates, rebuilt_element, rebuilt_elements
 from .loopstate import init_tuples, rebuilt_loops, same_users
 from .usertrees import deep_user_match
-from .callsites import inlined_metadata
+from .callsites import branch_arguments, inlined_metadata
 
 # Opcodes whose called computations hold "real" top-level code (not fused, not reducers).
 _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", "async-done"}
@@ -125,7 +125,7 @@ class _Snap:
     """A module reduced to what the walk needs: its top-level instructions and users."""
 
     __slots__ = ("module", "top", "fused", "users", "roots", "param_arg", "by_key", "by_loose",
-                 "all_names", "call_site", "_lit", "lit_ids")
+                 "all_names", "call_site", "_lit", "lit_ids", "branch_arg")
 
     def __init__(self, module: Module, lit_ids: dict[tuple, int] | None = None) -> None:
         self.module = module
@@ -163,6 +163,7 @@ class _Snap:
                 n = p.parameter_number
                 if n is not None and n < len(call.operands):
                     self.param_arg[p.name] = call.operands[n]
+        self.branch_arg = branch_arguments(module, self.top.values(), sites)
         self.by_key: dict[tuple, list[Instruction]] | None = None
         self.by_loose: dict[tuple, list[Instruction]] | None = None
         self._lit: dict[str, object] = {}  # canon's memo
@@ -319,6 +320,12 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     step.added = added
     removed_set = set(removed)
     added_set = set(added)
+    # a conditional removed with no conditional added: its branches were inlined (selects)
+    gone = [n for n in prev.branch_arg if n in removed_set]
+    if gone and not any(ctop[n].opcode == "conditional" for n in added):
+        for n in gone:
+            prev.param_arg.update(prev.branch_arg[n])
+        prev._lit.clear()
 
     # cur name -> prev name for everything that survived or was renamed.
     c2p: dict[str, str] = {n: n for n in ctop if n not in added_set}
