@@ -1,7 +1,8 @@
-"""Fates on a fresh 18 program (issue 9, classes 4 and 11): a conditional that XLA's
+"""Fates on fresh 18 programs (issue 9, classes 4, 11 and 12): a conditional that XLA's
 conditional simplifier turned into selects over copies of both branches, in the entry
 computation, each copy reading the conditional's operand where the branch read its
-parameter.
+parameter; and twins the Shardy round trip renumbers, which the oracle tells apart by their
+stack frames.
 
 Fixtures: fixtures/fresh18/* (fixtures/generate_fresh18.py: unedited modules and pass
 snapshots of benchmarks/zoo_fresh18_programs.py, jax 0.10.2, H100 deviceless).
@@ -62,3 +63,14 @@ def test_inlined_branches_keep_their_layers_apart():
             "add.65": "loop_select_fusion.3", "mul.60": "loop_select_fusion.3"}
     got = {n: r.fate_of("region_37.49", n).fusion for n in want}
     assert got == want
+
+
+def test_oracle_follows_twins_through_the_shardy_round_trip_by_their_stacks():
+    """8 H100s: the Shardy round trip (dump 0046) rebuilds the module under new names. The
+    two halves of SwAV's swapped loss reduce with one op_name over look-alike operands;
+    reduce_sum.463 is written on line 1348 and comes back as reduce_sum.385 (line 1348),
+    reduce_sum.477 (line 1346) as reduce_sum.386. The walk had crossed them."""
+    snaps = find_pass_dumps(D / "shardy_stacks", "jit_bf16_swav_sinkhorn_swapped_prototypes")
+    t = trace(snaps)
+    got = {n: t.fates[n].final_name for n in ("reduce_sum.463", "reduce_sum.477")}
+    assert got == {"reduce_sum.463": "reduce_sum.385", "reduce_sum.477": "reduce_sum.386"}

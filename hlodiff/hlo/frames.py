@@ -47,3 +47,15 @@ def display_path(location: str, cwd: str | None = None) -> str:
     base = cwd if cwd is not None else os.getcwd()
     base = base.rstrip("/") + "/"
     return location[len(base):] if location.startswith(base) else location
+
+
+def call_stack(tables: StackTables, frame_id: int | None,
+               memo: dict[int, tuple]) -> tuple | None:
+    """The call stack of ``frame_id`` as (file, function, line) per frame, innermost first,
+    or None when the tables do not know it; ``memo`` (one per module) keeps the answers.
+    Frame ids are numbered anew in every module printed; the stacks compare across them."""
+    if not frame_id:
+        return None
+    if frame_id not in memo:
+        memo[frame_id] = tuple(tables.stack(frame_id))
+    return memo[frame_id] or None
