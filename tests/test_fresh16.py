@@ -120,3 +120,18 @@ def test_copy_paired_by_its_metadata_stays_paired():
     r = _diff("cpu_lu_solve_grad")
     f = r.fate_of("lu_factor.6", "convert_element_type.2")
     assert (f.fate, f.fusion) == ("fused", "convert_add_fusion"), (f.fate, f.fusion, f.reason)
+
+
+def test_regrouped_bias_corrections_name_their_numerator_not_another_parameters_line():
+    """JAX 0.4.30 CPU, Adam written m / c1 / (sqrt(v / c2) + eps) for every parameter:
+    algsimp regroups (A / B) / C as A / (B * C), so the inner divide (divide.5659 = m / c1
+    of one weight) is gone and its numerator add.5558 is divided once by the outer divide.
+    The rewrite step had given it another parameter's broadcast of c1 from the same source
+    line (broadcast.433 in fusion); the pass dumps follow it to add.5558, in fusion.44."""
+    r = _diff("old_stick_breaking_kumaraswamy_vae")
+    got = {n: r.fate_of("main.5813", n).fusion
+           for n in ("divide.5659", "divide.5670", "divide.5681", "divide.5692")}
+    assert got == {"divide.5659": "fusion.44", "divide.5670": "fusion.41",
+                   "divide.5681": "fusion.37", "divide.5692": "fusion.34"}
+    f = r.fate_of("main.5813", "divide.5659")
+    assert f.fate == "rewritten" and "regrouped" in f.reason, f.reason

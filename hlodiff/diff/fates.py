@@ -14,6 +14,7 @@ from . import bitcast_views, first_dce  # oldh2
 from .dotrewrites import transposed_dots
 from .fused_copies import copy_keys, kept_apart
 from .reciprocals import rebuilt_reciprocals
+from .regrouped_divides import regrouped, regrouped_reason
 from .dotmerge import merged_reason  # twins3: dots the dot merger combined
 from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
@@ -675,6 +676,8 @@ class FateBuilder:
                 f.reason = merged_reason(m, r)
             elif b.opcode == "opt-barrier" and r is not None:
                 f.reason = f"jax.checkpoint barrier removed; what it held lives on as {r.name}"
+            elif regrouped(m, b):
+                f.reason = regrouped_reason(m, b, r)
         return f
 
     def _tuple_users(self) -> dict[int, list[int]]:

@@ -30,28 +30,19 @@ from .meta_survivors import pair_meta_survivors, pair_moved_negates  # old5
 from .init_elements import pair_init_elements  # old5
 from .loop_constants import pair_body_constants  # old5
 from .onednn_softmax import repair as onednn_repair  # old5
-from .fused_copies import copies_of_paired, copy_keys, scalar_copies
+from .fused_copies import copy_keys, scalar_copies
 from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, pair_named_loops
 from .param_deps import exact_twin
 from .permuted_rivals import permuted_rivals
-from .partition import may_be_permuted_piece, may_be_piece, num_partitions
+from .partition import may_be_piece, num_partitions
 from .broadcast_dims import other_placement  # old5
 from .barrier_forward import handed_on_partner, pair_through_barriers
+from .rewrite_cands import SCAN_CAP, rewrite_bucket, rewrite_cands
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
-_SCAN_CAP = 48
-_COLLECTIVES = {"all-gather", "all-reduce", "reduce-scatter", "all-to-all",
-                "collective-permute", "all-gather-start", "all-gather-done",
-                "all-reduce-start", "all-reduce-done", "collective-permute-start",
-                "collective-permute-done", "collective-broadcast", "ragged-all-to-all"}
-_LOOPS = {"while", "conditional"}
-_SHAPE_OPS = {"reshape", "broadcast", "transpose", "convert", "bitcast", "copy", "slice",
-              "concatenate", "pad", "reverse", "bitcast-convert", "iota", "constant"}
-
-
 class Matching:
     """Before node index <-> after node index, with the matcher that made each pair."""
 
@@ -423,12 +414,12 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
             continue
         best, best_s, seen, ties = -1, 0, 0, []
         same_src = b.src is not None and fps[b.fp] == 1 and any(
-            An[y].src == b.src for y in cands[:_SCAN_CAP] if m.a2b[y] < 0)
+            An[y].src == b.src for y in cands[:SCAN_CAP] if m.a2b[y] < 0)
         for y in cands:
             if m.a2b[y] >= 0:
                 continue
             seen += 1
-            if seen > _SCAN_CAP:
+            if seen > SCAN_CAP:
                 break
             if b.mdims != b.dims and not may_be_piece(b.inst.shape, An[y].inst.shape, m.parts):
                 continue  # shard4: not a per-device piece of b's shape
@@ -455,83 +446,6 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
 
 
 # elementwise arithmetic: same values on the same (per-device) shape, whatever pass moved it
-_ARITHMETIC = {"negate", "abs", "exponential", "log", "sqrt", "rsqrt", "tanh", "add",
-               "subtract", "multiply", "divide", "maximum", "minimum", "select", "compare"}
-
-# what the SPMD partitioner builds around an instruction to reshard its operands or result
-# (slices, pads, concatenates, get-tuple-elements of all-to-alls ...), with its op_name
-_RESHARDING = {"slice", "dynamic-slice", "dynamic-update-slice", "pad", "concatenate",
-               "get-tuple-element", "broadcast", "select", "partition-id"}
-
-
-def _rewrite_bucket(m: Matching) -> tuple[dict, set]:
-    """Open after nodes by (op_name, source), and those no arithmetic is rewritten into: the
-    collectives among them and fusion's copies of paired nodes."""
-    An = m.after.nodes
-    bucket: dict = defaultdict(list)
-    for n in _live(An):
-        if m.a2b[n.idx] < 0 and n.op_name and n.opcode not in ("parameter", "constant"):
-            bucket[(n.op_name, n.src)].append(n.idx)
-    # the SPMD partitioner's collectives carry the op_name of the instruction they feed
-    # (shard helper): never a rewrite of a non-collective before instruction
-    coll = {y for lst in bucket.values() for y in lst if An[y].opcode in _COLLECTIVES}
-    coll |= copies_of_paired(m)  # fusion's copies of a paired node hold its value
-    coll |= splitk.partial_dots(m)  # h100: a split-K gemm's partial products (splitk.py)
-    return bucket, coll
-
-
-def _rewrite_cands(m: Matching, b: Node, bucket: dict, coll: set, sharded: bool,
-                   same_op: bool = False) -> list[int]:
-    """The open after nodes the rewrite step may pair with the open before node ``b``
-    (``same_op``: only data-movement ops, to one of the same opcode and shape)."""
-    An = m.after.nodes
-    lst = bucket.get((b.op_name, b.src))
-    if not lst:
-        return []
-    cands = lst[:4 * _SCAN_CAP]  # every entry is open: paired ones are removed below
-    if coll:
-        cands = [y for y in cands if y not in coll or (
-            b.opcode in _COLLECTIVES and An[y].opcode in _COLLECTIVES)]
-    if sharded and b.opcode not in _SHAPE_OPS and b.opcode not in _RESHARDING:
-        # (shard4: nor the transpose of an all-to-all's pieces the partitioner concatenated)
-        cands = [y for y in cands if An[y].opcode not in _RESHARDING and not (
-            An[y].opcode == "transpose" and An[y].operands and
-            An[An[y].operands[0]].opcode in _RESHARDING | _COLLECTIVES)]
-    if b.opcode in _LOOPS or any(An[y].opcode in _LOOPS for y in cands):
-        # a loop or conditional lives on as one (or is gone), and nothing else becomes one
-        cands = [y for y in cands if An[y].opcode == b.opcode or (
-            b.opcode not in _LOOPS and An[y].opcode not in _LOOPS)]
-    if sharded:  # shard4: a run-time value never becomes a compile-time constant
-        cvb, cva = constvals.for_matching(m)  # (unpartitioned: look-alike constants
-        if not cvb[b.idx]:                     # rely on such pairs; lookalikes.py)
-            cands = [y for y in cands if not cva[y]]
-        # nor a same-rank array that is no per-device piece of its shape (CPU: on GPU the
-        # gemm rewriters reshape operands and results; measured worse on the zoo's gpu8)
-        if not constvals.gpu_after(m):
-            cands = [y for y in cands if may_be_piece(b.inst.shape, An[y].inst.shape, m.parts)]
-        elif b.opcode in _ARITHMETIC:  # (GPU, the same elementwise operation: at most
-            cands = [y for y in cands if An[y].opcode != b.opcode or  # m.parts pieces, in
-                     may_be_permuted_piece(b.inst.shape, An[y].inst.shape, m.parts)]  # any order
-    if sharded and b.opcode == "dot" and constvals.gpu_after(m):
-        # choose among dots summing the same dimensions (the veto in Matching.pair only
-        # refuses; choosing again measured worse on 8 CPU devices: unseen gpt_rope_adamw)
-        cands = [y for y in cands if contraction_fits(m, b.idx, y)]
-    if b.opcode in ("tuple", "opt-barrier"):
-        # plumbing computes nothing to rewrite: a tuple or a jax.checkpoint barrier lives on
-        # (paired by structure) or is gone, never as an instruction sharing its op_name
-        # (fresh 11 remat_combined_policy_block on one H100: barrier remat2.39 was paired
-        # with a transpose; a loop's init tuple with another loop's)
-        return []
-    if same_op:
-        if b.opcode not in _SHAPE_OPS:
-            return []
-        cands = [y for y in cands if An[y].opcode == b.opcode and An[y].mdims == b.mdims]
-    if b.opcode in _SHAPE_OPS:
-        # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
-        cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
-    return cands
-
-
 def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool = False,
               defer: bool = False) -> int:
     """Open before nodes whose (op_name, source) names open after nodes of another opcode
@@ -541,7 +455,7 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
     made around it decide (a layer's mean broadcast, tied over every layer's kernel,
     pulled its layer's chain into the first layer's)."""
     Bn, An = m.before.nodes, m.after.nodes
-    bucket, coll = _rewrite_bucket(m)
+    bucket, coll = rewrite_bucket(m)
     # a neighbour paired with one of fusion's copies counts for every copy (fused_copies)
     ck = copy_keys(m).__getitem__
     c = 0
@@ -549,20 +463,20 @@ def _rewrites(m: Matching, skip: set[int], sharded: bool = False, same_op: bool 
         if m.b2a[b.idx] >= 0 or b.idx in skip or not b.op_name or b.opcode == "parameter":
             continue
         lst = bucket.get((b.op_name, b.src))
-        cands = _rewrite_cands(m, b, bucket, coll, sharded, same_op)
+        cands = rewrite_cands(m, b, bucket, coll, sharded, same_op)
         if not cands:
             continue
         best, best_s, ties = cands[0], -1, []
-        for y in cands[:_SCAN_CAP]:
+        for y in cands[:SCAN_CAP]:
             s = _score(m, b, An[y], key=ck) + (1 if An[y].mdims == b.mdims else 0)
             if s > best_s:
                 best, best_s, ties = y, s, [y]
             elif s == best_s:
                 ties.append(y)
         if sharded:  # gpu8n: the twin reading b's own values (measured on sharded only)
-            ties = exact_twin(m, b.idx, best, ties, cands[:_SCAN_CAP])
+            ties = exact_twin(m, b.idx, best, ties, cands[:SCAN_CAP])
         if b.opcode == "dot":  # gpu8: dQ and dK read one value (dot_dims.py)
-            best, ties = settle_twin_dots(m, b, cands[:_SCAN_CAP], best, ties, _score)
+            best, ties = settle_twin_dots(m, b, cands[:SCAN_CAP], best, ties, _score)
         if len(ties) > 1:  # twins (repeated layers): their neighbourhoods decide
             ties = best_by_anchors(m, b.idx, ties)
             best = ties[0]
@@ -613,7 +527,7 @@ def _duplicates(m: Matching, merged=frozenset()) -> int:
             al = [y for y in al if may_be_piece(b.inst.shape, An[y].inst.shape, m.parts)]
             if not al:
                 continue
-        best = max(al[:_SCAN_CAP], key=lambda y: _score(m, b, An[y]))
+        best = max(al[:SCAN_CAP], key=lambda y: _score(m, b, An[y]))
         c += m.pair(b.idx, best, "duplicate")
     return c
 
@@ -762,7 +676,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     if sharded:  # shard2: mutual best rewrite pairs first, in rounds (mutual.py)
         from .mutual import mutual_rewrites
-        mutual_rewrites(m, skip, sharded, _rewrite_bucket, _rewrite_cands, _score, _propagate)
+        mutual_rewrites(m, skip, sharded, rewrite_bucket, rewrite_cands, _score, _propagate)
     _named_loops(m, sharded)  # before twins settle by data flow (fresh 6)
     for _ in range(4):  # tied twins wait for the pairs made around them
         if not (_rewrites(m, skip, sharded, same_op=True, defer=True)
