@@ -132,3 +132,19 @@ def test_a_dot_summing_over_other_dimensions_is_no_partner():
     f = r.fate_of("dot_general.39")
     assert f.fusion != "gemm_fusion_dot.36"
     assert "dot merger" in f.reason and "gemm_fusion_dot.53" in f.reason, f.reason
+
+
+def test_a_views_value_is_not_the_bigger_broadcast_that_copies_it_out():
+    """8 H100s: the layer norm's mean is reshaped (sub.40 = reshape(broadcast(div.27)),
+    f32[2,16]) and broadcast over the features; the gemm kernel gemm_fusion_dot.33 holds a
+    new broadcast.110 (f32[32,4] per device) of the same op_name and line. A reshape keeps
+    its element count: the rewrite step had made broadcast.110 its partner. The pass dumps
+    follow sub.40 into the mean's kernels (loop_multiply_reduce_fusion, loop_reduce_fusion,
+    loop_reduce_fusion.1, loop_add_fusion.1)."""
+    before, after = _modules()
+    r = diff_modules(before, after)
+    for name in ("sub.40", "sub.44"):
+        f = r.fate_of("main.18", name)
+        assert f.fusion in ("loop_multiply_reduce_fusion", "loop_reduce_fusion",
+                            "loop_reduce_fusion.1", "loop_add_fusion.1"), \
+            (name, f.fate, f.after, f.fusion, f.reason)

@@ -24,6 +24,7 @@ _LOOPS = {"while", "conditional"}
 _SHAPE_OPS = {"reshape", "broadcast", "transpose", "convert", "bitcast", "copy", "slice",
               "concatenate", "pad", "reverse", "bitcast-convert", "iota", "constant"}
 
+_SAME_ELEMENTS = {"reshape", "bitcast", "copy", "transpose"}  # views: as many elements out as in
 _ARITHMETIC = {"negate", "abs", "exponential", "log", "sqrt", "rsqrt", "tanh", "add",
                "subtract", "multiply", "divide", "maximum", "minimum", "select", "compare"}
 
@@ -100,4 +101,12 @@ def rewrite_cands(m, b: Node, bucket: dict, coll: set, sharded: bool,
     if b.opcode in _SHAPE_OPS:
         # a reshape/broadcast is not "rewritten into" the arithmetic sharing its op_name
         cands = [y for y in cands if An[y].opcode in _SHAPE_OPS or An[y].opcode == "custom-call"]
+    if b.opcode in _SAME_ELEMENTS and not b.inst.shape.is_tuple:
+        # nor a view into a broadcast holding more elements than it has: that broadcast
+        # copies the view's value out to its reader's shape (zoo transformer_layer on 8
+        # H100s: the mean's reshape sub.40, f32[2,16], took broadcast.110 f32[32,4] of a
+        # gemm kernel, which broadcasts the mean over the features)
+        n = b.inst.shape.num_elements
+        cands = [y for y in cands if An[y].opcode != "broadcast" or
+                 An[y].inst.shape.is_tuple or An[y].inst.shape.num_elements <= n]
     return cands
