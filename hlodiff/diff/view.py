@@ -418,16 +418,11 @@ def operands_first(nodes: list[Node]) -> Iterator[int]:
             yield i
 
 
-def branch_args(ctl: "Node", role: str, comp: str) -> list[int] | None:
-    """The operand node a conditional's branch ``comp`` (called as ``role``) reads, as the
-    parameter aliases of an inlined branch; None if not known."""
-    if role == "true_computation":
-        k = 1
-    elif role == "false_computation":
-        k = 2
-    else:
-        comps = list(ctl.inst.called.get(role, ()))
-        k = comps.index(comp) + 1 if comp in comps else -1
+def branch_args(ctl: Node, comp: str) -> list[int] | None:
+    """The operand node a conditional's branch ``comp`` reads, as the parameter aliases of
+    an inlined branch; None if not known."""
+    br = ctl.inst.branches
+    k = br.index(comp) + 1 if comp in br else -1
     return [ctl.raw_operands[k]] if 0 < k < len(ctl.raw_operands) else None
 
 
@@ -475,7 +470,7 @@ def _build(view: View, expand_calls: bool, inlined: frozenset[str] = frozenset()
                 elif view.nodes[idx].ctx in view.shared:
                     view.shared.add(cname)
                 ctl = view.nodes[idx]
-                args = branch_args(ctl, role, cname) if ctl.inst.name in inlined else None
+                args = branch_args(ctl, cname) if ctl.inst.name in inlined else None
                 sub = _instantiate(view, comp, prefix=pre, site=None, param_alias=args,
                                    home=-1, fusion=-1, expand_calls=expand_calls,
                                    site_src=psrc)

@@ -23,9 +23,7 @@ def branch_arguments(module: Module, top: Iterable[Instruction],
     uses = Counter(c for i in conds for c in i.calls)
     out: dict[str, dict[str, str]] = {}
     for i in conds:
-        branches = i.called.get("branch_computations") or \
-            (i.called.get("true_computation", ()) + i.called.get("false_computation", ()))
-        for k, cname in enumerate(branches):
+        for k, cname in enumerate(i.branches):
             comp = module.by_name.get(cname)
             if comp is None or uses[cname] != 1 or cname in call_sites or k + 1 >= len(i.operands):
                 continue

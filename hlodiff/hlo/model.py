@@ -150,6 +150,14 @@ class Instruction:
     def source(self) -> str | None:
         return self.metadata.location if self.metadata else None
 
+    @property
+    def branches(self) -> tuple[str, ...]:
+        """A conditional's branch computations in the order of the operands they read
+        (branch k reads operand k + 1): true then false, or ``branch_computations``."""
+        c = self.called
+        return c.get("branch_computations") or \
+            c.get("true_computation", ()) + c.get("false_computation", ())
+
     def to_dict(self) -> dict:
         # (written for speed: ``show --format json`` calls it for every instruction)
         d = {"name": self.name, "opcode": self.opcode, "shape": self.shape.text,
