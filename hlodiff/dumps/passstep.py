@@ -13,6 +13,7 @@ from ..hlo.model import Instruction, Module
 from .partitioning import clone_renames as _clone_renames, unsharded_key as _unsharded
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .replacement import replacement
+from .relaid import rebuilt_on_new_shapes
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .fused_bodies import FusedBodies
@@ -424,6 +425,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     new_loops: dict[str, str] | None = None
     inits: dict[str, str] = {}
     elem_cache: dict = {}
+    relaid: dict[str, str] | None = None
     for n in truly_removed:
         i = ptop[n]
         rem = Removal(n, i.computation, i.opcode, kind)
@@ -456,6 +458,10 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 inits = init_tuples(ptop, ctop, prev.users, cur.users, new_loops)
                 step.rebuilt_orphans.update((t, v) for t, v in inits.items() if t in ctop)
             rem.into = new_loops.get(n) or inits.get(n) or replacement(prev, cur, n, p2c)
+            if rem.into is None and not partitioning:  # rebuilt on another shape (relaid.py)
+                if relaid is None:
+                    relaid = rebuilt_on_new_shapes(prev, cur, truly_removed, added_set, p2c)
+                rem.into = relaid.get(n)
             if rem.into is None and i.opcode == "get-tuple-element":  # loops3
                 if loop_elems is None:
                     loop_elems = rebuilt_elements(ptop, ctop, added)
