@@ -9,7 +9,8 @@ open, and in partitioned modules the rewrite step never pairs an arithmetic inst
 a slice (the SPMD partitioner's slices carry the op_name of what they cut). This step pairs
 an open before dot with the open slice that carries its op_name and source when that slice
 cuts the result of a dot kernel paired with another before dot that reads one of the same
-operands: the dot's value is that slice of the merged dot.
+operands (or a copy of one that CSE merges): the dot's value is that slice of the merged
+dot.
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ def _through(nodes, i: int) -> int:
                 continue
         break
     return nodes[i].fusion if nodes[i].fusion >= 0 else i
+
+
+def _shares_operand(Bn, x, y) -> bool:
+    """Do dots ``x`` and ``y`` read one value: the same operand, or copies of one
+    computation (equal exact-subgraph fingerprints) that CSE merges before the dot merger
+    runs (fresh 19 mh_moe_subtoken_top2_merge on 8 H100s: the query projection reads one
+    layer norm of the input, the key and value projections another call of it)."""
+    if set(x.operands) & set(y.operands):
+        return True
+    return bool({Bn[i].fp for i in x.operands} & {Bn[i].fp for i in y.operands})
 
 
 def merged_dots(m) -> int:
@@ -59,8 +70,8 @@ def merged_dots(m) -> int:
             src = _through(An, a.raw_operands[0])
             dots = [src] if An[src].opcode == "dot" else inner.get(src, [])
             owners = {m.a2b[d] for d in dots if m.a2b[d] >= 0}
-            if any(o != b.idx and Bn[o].opcode == "dot" and
-                   set(Bn[o].operands) & set(b.operands) for o in owners):
+            if any(o != b.idx and Bn[o].opcode == "dot" and _shares_operand(Bn, Bn[o], b)
+                   for o in owners):
                 hits.append(a)
         if len(hits) == 1:
             c += m.pair(b.idx, hits[0].idx, "merged dot")

@@ -32,7 +32,7 @@ from .loop_constants import pair_body_constants  # old5
 from .onednn_softmax import repair as onednn_repair  # old5
 from .fused_copies import copy_keys, scalar_copies
 from .loop_pairs import constant_meta_key, keep_element_order, pair_bare_loops, pair_named_loops
-from .param_deps import exact_twin
+from .param_deps import exact_twin, far_twin
 from .permuted_rivals import permuted_rivals
 from .partition import may_be_piece, num_partitions
 from .broadcast_dims import other_placement  # old5
@@ -412,7 +412,7 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
         cands = bucket.get((b.opcode, b.mdims, b.op_name))
         if not cands:
             continue
-        best, best_s, seen, ties = -1, 0, 0, []
+        best, best_s, seen, ties, scored = -1, 0, 0, [], []
         same_src = b.src is not None and fps[b.fp] == 1 and any(
             An[y].src == b.src for y in cands[:SCAN_CAP] if m.a2b[y] < 0)
         for y in cands:
@@ -426,6 +426,8 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
             if same_src and An[y].src != b.src:
                 continue
             s = _score(m, b, An[y], skip=scalars)
+            if s > 0:
+                scored.append(y)
             if s > best_s:
                 best, best_s, ties = y, s, [y]
             elif s == best_s and s > 0:
@@ -440,6 +442,12 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
             best = ties[0]
             if len(ties) > 1 and real_twins(m, ties):
                 m.twins[b.idx] = ties
+        if best >= 0 and best_s >= 2 and len(scored) > 1:
+            alt = far_twin(m, b.idx, best, scored)
+            if alt is not None:
+                if not settle_ties:
+                    continue
+                best = alt
         if best >= 0 and best_s >= 2:
             c += m.pair(b.idx, best, "similarity")
     return c

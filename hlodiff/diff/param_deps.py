@@ -123,3 +123,20 @@ def exact_twin(m, b: int, best: int, ties: list[int], cands: list[int]) -> list[
     op = m.after.nodes[best].opcode
     exact = [y for y in cands if m.after.nodes[y].opcode == op and distance(m, b, y) == 0]
     return exact or ties
+
+
+def far_twin(m, b: int, best: int, cands: list[int]) -> int | None:
+    """The candidate to take instead of ``best`` (the similarity step's highest score)
+    when ``best`` reads another layer's parameters: a candidate whose parameter sets are
+    several times closer to ``b``'s than ``best``'s are, or None. The score counts
+    neighbours paired so far, and a neighbour shared by both layers (one broadcast of -inf
+    that fusion copied into each layer's kernel) scores for whichever copy it was paired
+    with: fresh 19 mh_moe_subtoken_top2_merge on 8 H100s, layer 0's router select (distance
+    3 to its own kernel's, 45 to layer 1's). Of equally near candidates (copies fusion
+    made of one value in several kernels) the first scored."""
+    far = distance(m, b, best)
+    if far < 8:
+        return None
+    near = [(distance(m, b, y), k, y) for k, y in enumerate(cands) if y != best]
+    d, _, y = min(near)
+    return None if d * 4 > far else y
