@@ -447,7 +447,9 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
             if alt is not None:
                 if not settle_ties:
                     continue
-                best = alt
+                if m.pair(b.idx, alt, "similarity"):  # (a vetoed pair: the best stands)
+                    c += 1
+                    continue
         if best >= 0 and best_s >= 2:
             c += m.pair(b.idx, best, "similarity")
     return c

@@ -128,7 +128,9 @@ def exact_twin(m, b: int, best: int, ties: list[int], cands: list[int]) -> list[
 def far_twin(m, b: int, best: int, cands: list[int]) -> int | None:
     """The candidate to take instead of ``best`` (the similarity step's highest score)
     when ``best`` reads another layer's parameters: a candidate whose parameter sets are
-    several times closer to ``b``'s than ``best``'s are, or None. The score counts
+    several times closer to ``b``'s than ``best``'s are and differ by no more than a
+    merged dot's or CSE's few parameters, or None (candidates that are all far say
+    nothing: nested remat copies). The score counts
     neighbours paired so far, and a neighbour shared by both layers (one broadcast of -inf
     that fusion copied into each layer's kernel) scores for whichever copy it was paired
     with: fresh 19 mh_moe_subtoken_top2_merge on 8 H100s, layer 0's router select (distance
@@ -139,4 +141,4 @@ def far_twin(m, b: int, best: int, cands: list[int]) -> int | None:
         return None
     near = [(distance(m, b, y), k, y) for k, y in enumerate(cands) if y != best]
     d, _, y = min(near)
-    return None if d * 4 > far else y
+    return None if d * 4 > far or d > 4 else y
