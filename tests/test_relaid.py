@@ -1,11 +1,13 @@
 """The oracle follows instructions that a pass rebuilt on another layout together with
 their readers (issue 9, class 12): XLA:GPU's move_copy_to_users and layout_normalization
 leave no surviving reader to name the replacement, and the walk had ended such values with
-no destination.
+no destination. And a reader whose name a pass gave to the instruction that replaced
+another is not read as the old reader.
 
-Fixture: fixtures/relaid (fixtures/generate_relaid.py: unedited pass snapshots of
-benchmarks/zoo_fresh9_programs.py qk_norm_softcap_attention, jax 0.10.2, 8 H100s
-deviceless).
+Fixtures: fixtures/relaid and fixtures/takeovers (fixtures/generate_relaid.py: unedited
+pass snapshots of benchmarks/zoo_fresh9_programs.py qk_norm_softcap_attention, jax 0.10.2,
+8 H100s deviceless; of benchmarks/zoo_fresh20_programs.py
+bf16_grn_convnextv2_masked_pretrain, CPU).
 """
 
 from __future__ import annotations
@@ -52,3 +54,14 @@ def test_each_rebuilt_multiply_is_named_once():
             assert step[2] not in seen, (name, seen[step[2]])
             seen[step[2]] = name
     assert len(seen) >= 10
+
+
+def test_a_reader_taken_over_by_a_replacement_is_not_read_as_the_old_reader():
+    """CPU, algsimp (dump 0017): convert.1520 = bf16 convert(convert.87 = f32
+    convert(convert_element_type.103)) is a round trip; algsimp removes it and prints
+    convert_element_type.103 = bf16 convert(a_0___sb__.1) under the name convert.1520.
+    convert.87's value lives on in that new convert.1520, not in the f32 parameter its
+    operand reads (the walk had said a_0___sb__.1)."""
+    t = trace(find_pass_dumps(D.parent / "takeovers", "jit_bf16_grn_convnextv2_masked_pretrain"))
+    assert t.chain("convert.87")[0] == ("rewritten", "algsimp", "convert.1520")
+    assert t.chain("convert.750")[0] == ("rewritten", "algsimp", "convert.1589")

@@ -13,7 +13,7 @@ from ..hlo.model import Instruction, Module
 from .partitioning import clone_renames as _clone_renames, unsharded_key as _unsharded
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .replacement import replacement
-from .relaid import rebuilt_on_new_shapes
+from .relaid import rebuilt_once
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .fused_bodies import FusedBodies
@@ -388,6 +388,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             lambda a: _key(a) + (tuple(prev.canon(c2p[o]) if o in c2p else cur_leaf(o)
                                        for o in a.operands),))
         step.renamed.update(taken)
+        c2p.update((n, r) for r, n in taken.items())  # the name n now computes what r did
         if kind == "inlined":  # gpu2: call#i -> inlined root#i (passorphans.py)
             for n, c in inlined_projections(prev, cur, removed, added_set,
                                             step.renamed).items():
@@ -459,8 +460,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
                 step.rebuilt_orphans.update((t, v) for t, v in inits.items() if t in ctop)
             rem.into = new_loops.get(n) or inits.get(n) or replacement(prev, cur, n, p2c)
             if rem.into is None and not partitioning:  # rebuilt on another shape (relaid.py)
-                if relaid is None:
-                    relaid = rebuilt_on_new_shapes(prev, cur, truly_removed, added_set, p2c)
+                relaid = rebuilt_once(relaid, prev, cur, truly_removed, added_set, p2c)
                 rem.into = relaid.get(n)
             if rem.into is None and i.opcode == "get-tuple-element":  # loops3
                 if loop_elems is None:

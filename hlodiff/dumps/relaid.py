@@ -87,3 +87,10 @@ def rebuilt_on_new_shapes(prev, cur, lost: list[str], added: set[str],
             out[n] = fits[0]
             taken.add(fits[0])
     return out
+
+
+def rebuilt_once(memo: dict[str, str] | None, prev, cur, lost: list[str], added: set[str],
+                 p2c: dict[str, str]) -> dict[str, str]:
+    """:func:`rebuilt_on_new_shapes`, computed once per pass step (``memo``: its result so
+    far, None before the first call)."""
+    return memo if memo is not None else rebuilt_on_new_shapes(prev, cur, lost, added, p2c)
