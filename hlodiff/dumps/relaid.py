@@ -36,8 +36,8 @@ def _key(i) -> tuple | None:
 
 def rebuilt_on_new_shapes(prev, cur, lost: list[str], added: set[str],
                           p2c: dict[str, str]) -> dict[str, str]:
-    """Removed instruction (in ``lost``: no replacement found) -> the added instruction
-    that computes its values on another shape. ``prev``/``cur`` are passstep's snapshots,
+    """Removed instruction (in ``lost``, the step's removed instructions in text order) ->
+    the added instruction that computes its values on another shape. ``prev``/``cur`` are passstep's snapshots,
     ``p2c`` maps surviving names across the pass."""
     cands: dict[tuple, list[str]] = {}
     for n in added:
@@ -72,10 +72,7 @@ def rebuilt_on_new_shapes(prev, cur, lost: list[str], added: set[str],
             o = i.operands[0]
         return "\0"
 
-    lost_set = set(lost)
-    for n in prev.top:  # text order is post order: operands first
-        if n not in lost_set:
-            continue
+    for n in lost:  # in text order, which is post order: operands first
         i = prev.top[n]
         k = _key(i)
         lst = [c for c in cands.get(k, ()) if c not in taken] if k is not None else []
