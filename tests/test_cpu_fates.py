@@ -160,14 +160,35 @@ def test_twins_left_open_until_their_neighbours_decide():
 
 
 def test_twins_nothing_tells_apart_name_no_kernel():
-    """Two layers' rematted softmax scales (library_dots remat_combined_policy_block on
-    CPU): mul.229 ties between multiply_divide_fusion and multiply_divide_fusion.1, equal
-    keys and neighbourhoods even once everything else is paired. The fate stands, the
-    kernel is not claimed; the candidates list both."""
+    """Two layers' rematted attention dots (library_dots remat_combined_policy_block on 8
+    CPUs): transpose(dot) rebuilt as dot(b, a), dot_general.92 ties between ynn_fusion.2
+    and ynn_fusion.9, equal keys and neighbourhoods even once everything else is paired.
+    The fate stands, the kernel is not claimed; the candidates list both."""
+    d = CPU.parent / "library_dots" / "remat_combined_policy_block"
+    rec = diff_modules(*load_pair(d)).fate_of("main.66", "dot_general.92")
+    assert rec.fate == "rewritten" and rec.after is None and rec.fusion is None, rec
+    assert set(rec.candidates) >= {"ynn_fusion.2", "ynn_fusion.9"}, rec
+    assert "equally likely" in rec.reason
+
+
+def test_rematted_softmax_scale_follows_its_layer():
+    """The same program: mul.229, layer 0's rematted softmax scale, is in
+    multiply_divide_fusion.1 (XLA's pass dumps: reshape-mover rebuilt it as mul.531, then
+    fusion). It had tied with layer 1's kernel until the dots under their wrapper views
+    were paired by the pairs around them rather than by parameter sets 6 to 17 away."""
     d = CPU.parent / "library_dots" / "remat_combined_policy_block"
     rec = diff_modules(*load_pair(d)).fate_of("main.66", "mul.229")
-    assert rec.fate == "rewritten" and rec.after is None and rec.fusion is None, rec
-    assert set(rec.candidates) >= {"multiply_divide_fusion", "multiply_divide_fusion.1"}, rec
-    assert "equally likely" in rec.reason
+    assert (rec.fate, rec.fusion) == ("rewritten", "multiply_divide_fusion.1"), rec
+
+
+def test_rematted_attention_dots_in_their_own_kernels():
+    """The same program: XLA's pass dumps put dot_general.76 in ynn_fusion.29 and
+    dot_general.94 in ynn_fusion.18. The candidates under their wrapper views read
+    parameters 6 to 17 away from theirs, which confirms none: the nearest, ynn_fusion.31,
+    had taken the first and chained the second into ynn_fusion.29."""
+    d = CPU.parent / "library_dots" / "remat_combined_policy_block"
+    r = diff_modules(*load_pair(d))
+    assert r.fate_of("main.66", "dot_general.76").fusion == "ynn_fusion.29"
+    assert r.fate_of("main.66", "dot_general.94").fusion == "ynn_fusion.18"
 
 

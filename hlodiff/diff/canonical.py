@@ -20,6 +20,7 @@ from .view import _match_dims
 
 _VIEWS = ("bitcast", "reshape", "transpose", "copy")
 _REBUILT = ("dot", "convolution", "reduce", "fft")
+NEAR = 4  # parameters a rebuilt instruction's set may differ by and still confirm it
 
 
 def _open_or_borrowed(m, x: int) -> bool:
@@ -73,8 +74,13 @@ def pair_wrapped(m) -> int:
     for k, xs in found.items():
         bs = [b for b in wanted[k] if m.b2a[b] < 0]
         # the nearest parameter set first (gpu8n: another layer's twin), then anchors
-        # (another layer's slice of a stacked weight rules a candidate out first)
-        scored = sorted((((-other_layer(m, b, x), -distance(m, b, x), anchor_score(m, b, x)),
+        # (another layer's slice of a stacked weight rules a candidate out first). Only a
+        # near set confirms a candidate: beyond NEAR parameters every candidate reads
+        # others, and which reads the fewest is noise (fresh 13 remat_isab on 8 CPUs: the
+        # forward and recomputed dots' kernels, 19 and 20 away; 6 and 7 in fresh 11
+        # remat_combined_policy_block); the anchors decide there
+        scored = sorted((((-other_layer(m, b, x), -min(distance(m, b, x), NEAR + 1),
+                           anchor_score(m, b, x)),
                           b, x)
                          for b in bs for x in xs if An[x].opcode == Bn[b].opcode),
                         reverse=True)

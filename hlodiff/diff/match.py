@@ -37,6 +37,7 @@ from .permuted_rivals import permuted_rivals
 from .partition import may_be_piece, num_partitions
 from .broadcast_dims import other_placement  # old5
 from .barrier_forward import handed_on_partner, pair_through_barriers
+from .collective_elements import element_readers, element_sources
 from .rewrite_cands import SCAN_CAP, rewrite_bucket, rewrite_cands
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
@@ -252,15 +253,20 @@ def _propagate(m: Matching) -> int:
                 pair_sole_choices(m, chosen, "operand")
         # users
         _pair_users(m, b, a, b.users, other, fits)
+        if m.parts and a.idx in element_readers(m.after):  # through a partitioner's sum
+            _pair_users(m, b, a, b.users, other, fits, element_readers(m.after)[a.idx])
     return m.count - start
 
 
-def _pair_users(m: Matching, b: Node, a: Node, bu: list[int], other, fits) -> None:
+def _pair_users(m: Matching, b: Node, a: Node, bu: list[int], other, fits,
+                au: list[int] | None = None) -> None:
     """Pair the open users ``bu`` of before node ``b`` with open users of its partner
-    ``a`` where the choice is unique (after filtering by index, op_name, frame, operands)."""
+    ``a`` (or with ``au``) where the choice is unique (after filtering by index, op_name,
+    frame, operands)."""
     Bn, An = m.before.nodes, m.after.nodes
     b2a, a2b = m.b2a, m.a2b
-    au = a.users
+    if au is None:
+        au = a.users
     if not bu or not au:
         return
     open_a = [y for y in au if a2b[y] < 0]
@@ -332,10 +338,15 @@ def _score(m: Matching, b: Node, a: Node, key=None, skip=None) -> int:
     2 per operand paired with ``a``'s operand at the same position (1 elsewhere), 2 per
     user paired with a user of ``a``, 1 for the same source line. ``key`` maps an after
     node to what counts as the same value (default: itself); operands paired with a node
-    in ``skip`` count nothing."""
+    in ``skip`` count nothing. In a partitioned module an element of a collective the
+    partitioner added counts as the value it sums (collective_elements.py)."""
     b2a = m.b2a
     s = 0
     ao = a.operands if key is None else [key(o) for o in a.operands]
+    if m.parts:  # an element of a collective the partitioner added carries its operand
+        es = element_sources(m.after)
+        if any(o in es for o in a.operands):
+            ao = [es.get(o, o) if key is None else key(es.get(o, o)) for o in a.operands]
     for i, x in enumerate(b.operands):
         y = b2a[x]
         if y < 0:  # an element of a removed jax.checkpoint barrier: its reader now reads
@@ -348,7 +359,10 @@ def _score(m: Matching, b: Node, a: Node, key=None, skip=None) -> int:
             elif y in ao:
                 s += 1
     if b.users:
-        au = set(a.users) if key is None else {key(u) for u in a.users}
+        us = a.users
+        if m.parts and a.idx in element_readers(m.after):  # (read through the collective)
+            us = us + element_readers(m.after)[a.idx]
+        au = set(us) if key is None else {key(u) for u in us}
         for x in b.users:
             y = b2a[x]
             if y >= 0 and (y if key is None else key(y)) in au:
