@@ -58,7 +58,7 @@ def merged_copies(m) -> dict[int, int]:
     for n in Bn:
         if n.alias < 0 and n.operands and n.opcode not in _NO_CSE and not (
                 n.opcode == "broadcast" and Bn[n.operands[0]].opcode == "constant"):
-            groups.setdefault((n.fp, n.ctx, cfp[n.idx]), []).append(n.idx)
+            groups.setdefault((n.vfp, n.ctx, cfp[n.idx]), []).append(n.idx)
     out: dict[int, int] = {}
     order = None
     for g in groups.values():

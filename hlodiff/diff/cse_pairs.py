@@ -50,7 +50,7 @@ def pair_survivors(m) -> int:
         if m.b2a[n.idx] < 0 and _merges(B, n):
             groups[n.fp].append(n.idx)
     groups = {k: g for k, g in groups.items() if len(g) > 1 and
-              len({B.nodes[i].ctx for i in g}) == 1}
+              len({B.nodes[i].ctx for i in g}) == 1 and len({B.nodes[i].vfp for i in g}) == 1}
     if not groups:
         return 0
     after: dict[int, list[int]] = defaultdict(list)
@@ -99,6 +99,7 @@ def move_to_survivor(m) -> int:
         if _merges(B, n):
             groups[n.fp].append(n.idx)
     todo = [g for g in groups.values() if len(g) > 1 and len({B.nodes[i].ctx for i in g}) == 1
+            and len({B.nodes[i].vfp for i in g}) == 1
             and any(m.b2a[i] < 0 for i in g) and any(m.b2a[i] >= 0 for i in g)]
     if not todo:
         return 0

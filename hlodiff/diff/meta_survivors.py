@@ -44,7 +44,7 @@ def pair_meta_survivors(m) -> int:
             if k is not None:
                 by_key[k].append(n.idx)
     groups = {k: g for k, g in by_key.items() if len(g) > 1 and
-              len({B.nodes[i].fp for i in g}) == 1 and len({B.nodes[i].ctx for i in g}) == 1}
+              len({B.nodes[i].vfp for i in g}) == 1 and len({B.nodes[i].ctx for i in g}) == 1}
     if not groups:
         return 0
     after: dict[tuple, list[int]] = defaultdict(list)

@@ -96,7 +96,7 @@ def shared_divisors(m, recip: set[int], cse_first: bool) -> tuple[set[int], dict
     groups: dict[tuple, list[int]] = {}
     for n in B.nodes:
         if n.alias < 0 and n.users:
-            groups.setdefault((n.fp, n.ctx), []).append(n.idx)
+            groups.setdefault((n.vfp, n.ctx), []).append(n.idx)
     out = set(recip)
     where: dict[int, int] = {}
     for g in groups.values():

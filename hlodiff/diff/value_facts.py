@@ -112,7 +112,7 @@ def cse_survivors(m: Matching, exclude: set[int] | frozenset = frozenset(),
     for n in B.nodes:
         if n.alias < 0 and n.opcode not in NO_CSE and (
                 n.idx not in exclude or (first and n.opcode == "constant")):
-            groups.setdefault((n.fp, n.ctx, cfp[n.idx]), []).append(n.idx)
+            groups.setdefault((n.vfp, n.ctx, cfp[n.idx]), []).append(n.idx)
     out = {}
     stems: set[str] | None = None
     if sharded:

@@ -47,7 +47,7 @@ def _match_dims(dims: str) -> str:
 
 
 class Node:
-    __slots__ = ("idx", "inst", "comp", "opcode", "dims", "op_name", "src", "operands",
+    __slots__ = ("idx", "inst", "comp", "opcode", "dims", "op_name", "src", "operands", "vfp",
                  "raw_operands", "users", "home", "fusion", "alias", "site", "fp", "sig",
                  "top", "ctx", "mdims")
 
@@ -71,6 +71,10 @@ class Node:
         self.alias: int = -1
         self.site: str | None = site  # call site (before) that instantiated this node
         self.fp: int = 0
+        # the fingerprint as a claim of equal values: a literal the dump elided (``{...}``,
+        # XLA prints no large constant) is equal to no other constant (fp: to any of its
+        # shape, which still lets the modules' copies of one constant pair)
+        self.vfp: int = 0
         self.sig = None
         self.top: bool = fusion < 0
         self.ctx: str = comp  # the computation it lives in once calls are inlined
@@ -345,6 +349,9 @@ def _shared_prefix(view: View, idx: int) -> tuple:
     return pres.pop(), (srcs.pop() if len(srcs) == 1 else None)
 
 
+ELIDED = "{...}"  # a constant's literal as a dump prints it when large
+
+
 def _finish(view: View) -> None:
     nodes = view.nodes
     resolve = view.resolve
@@ -380,12 +387,24 @@ def _finish(view: View) -> None:
                  inst.custom_call_target, extra,
                  inst.parameter_number if n.opcode == "parameter" else None,
                  n.comp if n.opcode == "parameter" else None)
+    elided = False
     for i in operands_first(nodes):
         m = nodes[i]
         ofp = tuple(nodes[o].fp for o in m.operands)
         if m.opcode in CSE_COMMUTATIVE:  # XLA's CSE merges a*b and b*a (cpu4)
             ofp = tuple(sorted(ofp))
-        m.fp = hash((m.sig, ofp))
+        m.fp = m.vfp = hash((m.sig, ofp))
+        elided = elided or (m.opcode == "constant" and m.inst.literal == ELIDED)
+    if elided:  # (rare: only then a second pass)
+        for i in operands_first(nodes):
+            m = nodes[i]
+            if m.opcode == "constant" and m.inst.literal == ELIDED:
+                m.vfp = hash((m.fp, m.comp, m.name))
+            elif m.operands:
+                ofp = tuple(nodes[o].vfp for o in m.operands)
+                if m.opcode in CSE_COMMUTATIVE:
+                    ofp = tuple(sorted(ofp))
+                m.vfp = hash((m.sig, ofp))
 
 
 def operands_first(nodes: list[Node]) -> Iterator[int]:
