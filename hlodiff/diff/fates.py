@@ -20,6 +20,7 @@ from .match import Matching
 from .shardmatch import cse_before_simplification, early_cse
 from . import branch_rebuilds, loop_rebuilds
 from .branch_rebuilds import rebuilt_branches
+from .single_trip import single_trip_loops
 from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING, call_result,
@@ -56,6 +57,7 @@ class FateBuilder:
         # gpu helper: SPMD per-device shapes are the global data partitioned (partition.py)
         self.nparts = partition.num_partitions(self.B.module, self.A.module)
         self.rebuilt = loop_rebuilds.rebuilt_loops(self)
+        self.once = single_trip_loops(self.B)  # old: scans of length 1
         self.deduped = comp_dedup.replaced(self.B, self.rebuilt)  # gpu: identical bodies
         self.branches = rebuilt_branches(self.B, self.A, m.b2a)  # conditional simplifier
         gone = self._vanished()
@@ -290,6 +292,14 @@ class FateBuilder:
                 f.reason += f"; the summed value is in {rs.name} (each device's dot is partial)"
             if a.opcode == "multiply":  # then dot strength reduction (strength_reduced.py)
                 f.reason = strength_reduced.reason(b, B, a, self.nparts)
+            return f
+        once = self.once.get(b.idx)  # a loop that runs once: replaced by its body
+        if once is not None and b.opcode not in ("parameter", "constant") and self.live[b.idx]:
+            f.fate = "rewritten"
+            f.reason = (f"{once} runs once: the while-loop simplifier replaced it by its "
+                        f"body, inlined where the loop stood")
+            if m.b2a[b.idx] >= 0 and b.opcode != "while":
+                self._set_after(f, A.nodes[m.b2a[b.idx]])
             return f
         loop = self.rebuilt.get(b.idx) or self.branches.get(b.idx)
         if loop is not None and self.cse_first and b.idx in self.survivor:

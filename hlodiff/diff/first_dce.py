@@ -36,7 +36,8 @@ _SIDE_EFFECTS = {"send", "send-done", "recv", "recv-done", "infeed", "outfeed", 
                  "rng-get-and-update-state", "after-all"}
 
 
-def _has_side_effect(inst) -> bool:
+def has_side_effect(inst) -> bool:
+    """HloInstruction::HasSideEffect for one instruction (its callees not looked into)."""
     if inst.opcode in _SIDE_EFFECTS:
         return True
     if inst.opcode == "custom-call":
@@ -53,7 +54,7 @@ def first_dce_dead(module: Module) -> set[tuple[str, str]]:
     local: dict[str, set[str]] = {}
     for c in module.computations:
         live: set[str] = set()
-        todo = [c.root] + [i.name for i in c.instructions if _has_side_effect(i)]
+        todo = [c.root] + [i.name for i in c.instructions if has_side_effect(i)]
         while todo:
             n = todo.pop()
             if n in live or n not in c.by_name:
