@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from ..hlo.model import Instruction, Module
 from .first_dce import has_side_effect
+
+SKIP = 'skip-simplify-while-loops_trip-count-one="true"'
 from .view import View
 
 
@@ -75,8 +77,9 @@ def single_trip_loops(B: View) -> dict[int, str]:
         if w.opcode != "while" or role != "body" or ctl in done:
             continue
         done.add(ctl)
-        if trip_count(B.module, w.comp, w.inst) != 1:
-            continue
+        if trip_count(B.module, w.comp, w.inst) != 1 or SKIP in \
+                w.inst.attrs.get("frontend_attributes", "").replace(" ", ""):
+            continue  # (the frontend attribute that asks the simplifier to keep it)
         body = [n for n in B.nodes if n.ctx == comp and n.alias < 0]
         if any(has_side_effect(n.inst) for n in body):
             continue  # (the simplifier keeps a loop with side effects: their order)
