@@ -26,9 +26,21 @@ def _base(view: View, n) -> str:
     if op == "async-start" and n.inst.calls:
         try:
             return view.module.computation(n.inst.calls[0]).root_instruction.opcode
-        except (KeyError, ValueError, IndexError):
+        except KeyError:
             return op
     return op[:-len("-start")] if op.endswith("-start") else op
+
+
+def element_of(nodes: list, n) -> tuple | None:
+    """For a get-tuple-element ``n``: the tuple-shaped instruction it reads (an async
+    pair's start, through its ``-done``: the start holds the operands) and the index;
+    None for any other node."""
+    if n.opcode != "get-tuple-element" or not n.operands:
+        return None
+    x = nodes[n.operands[0]]
+    if x.opcode.endswith("-done") and x.operands:
+        x = nodes[x.operands[0]]
+    return x, n.inst.index
 
 
 def element_sources(view: View) -> dict[int, int]:
@@ -46,21 +58,16 @@ def element_sources(view: View) -> dict[int, int]:
         src = n
         if n.opcode.endswith("-done") and n.operands:
             src = nodes[n.operands[0]]
-        if _base(view, src) not in _SUMMING:
-            continue
-        if n.opcode == "get-tuple-element":
-            continue
-        if len(src.operands) == 1 and not src.inst.shape.is_tuple:
+        if len(src.operands) == 1 and not src.inst.shape.is_tuple and \
+                _base(view, src) in _SUMMING:
             out[n.idx] = src.operands[0]
     for n in nodes:
-        if n.alias >= 0 or n.opcode != "get-tuple-element" or not n.operands:
+        el = element_of(nodes, n) if n.alias < 0 else None
+        if el is None:
             continue
-        x = nodes[n.operands[0]]
-        if x.opcode.endswith("-done") and x.operands:
-            x = nodes[x.operands[0]]
-        k = n.inst.index
-        if _base(view, x) in _SUMMING and k is not None and k < len(x.operands) and \
-                len(x.operands) > 1:
+        x, k = el
+        if k is not None and k < len(x.operands) and len(x.operands) > 1 and \
+                _base(view, x) in _SUMMING:
             out[n.idx] = x.operands[k]
     view._element_sources = out
     return out

@@ -253,8 +253,9 @@ def _propagate(m: Matching) -> int:
                 pair_sole_choices(m, chosen, "operand")
         # users
         _pair_users(m, b, a, b.users, other, fits)
-        if m.parts and a.idx in element_readers(m.after):  # through a partitioner's sum
-            _pair_users(m, b, a, b.users, other, fits, element_readers(m.after)[a.idx])
+        sums = element_readers(m.after).get(a.idx) if m.parts else None
+        if sums:  # through a partitioner's sum
+            _pair_users(m, b, a, b.users, other, fits, sums)
     return m.count - start
 
 
@@ -360,8 +361,9 @@ def _score(m: Matching, b: Node, a: Node, key=None, skip=None) -> int:
                 s += 1
     if b.users:
         us = a.users
-        if m.parts and a.idx in element_readers(m.after):  # (read through the collective)
-            us = us + element_readers(m.after)[a.idx]
+        sums = element_readers(m.after).get(a.idx) if m.parts else None
+        if sums:  # (read through the collective)
+            us = us + sums
         au = set(us) if key is None else {key(u) for u in us}
         for x in b.users:
             y = b2a[x]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from itertools import permutations
 
+from .collective_elements import element_of
 from .view import View, operands_first
 
 _OPAQUE = {"while", "fusion", "custom-call", "parameter", "conditional", "call", "tuple"}
@@ -29,12 +30,10 @@ def _element_source(nodes, n) -> list[int]:
     """The operands whose value a node depends on: for an element of a combined
     (tuple-shaped) collective, the one operand that element came from."""
     ops = n.operands
-    if n.opcode != "get-tuple-element" or not ops:
+    el = element_of(nodes, n)
+    if el is None:
         return ops
-    x = nodes[ops[0]]
-    if x.opcode.endswith("-done") and x.operands:
-        x = nodes[x.operands[0]]  # the async pair: the start holds the operands
-    k = n.inst.index
+    x, k = el
     if x.opcode in _OPAQUE or len(x.operands) < 2 or k is None or k >= len(x.operands):
         return ops
     return [x.operands[k]]

@@ -390,10 +390,7 @@ def _finish(view: View) -> None:
     elided = False
     for i in operands_first(nodes):
         m = nodes[i]
-        ofp = tuple(nodes[o].fp for o in m.operands)
-        if m.opcode in CSE_COMMUTATIVE:  # XLA's CSE merges a*b and b*a (cpu4)
-            ofp = tuple(sorted(ofp))
-        m.fp = m.vfp = hash((m.sig, ofp))
+        m.fp = m.vfp = _fingerprint(m, [nodes[o].fp for o in m.operands])
         elided = elided or (m.opcode == "constant" and m.inst.literal == ELIDED)
     if elided:  # (rare: only then a second pass)
         for i in operands_first(nodes):
@@ -401,10 +398,15 @@ def _finish(view: View) -> None:
             if m.opcode == "constant" and m.inst.literal == ELIDED:
                 m.vfp = hash((m.fp, m.comp, m.name))
             elif m.operands:
-                ofp = tuple(nodes[o].vfp for o in m.operands)
-                if m.opcode in CSE_COMMUTATIVE:
-                    ofp = tuple(sorted(ofp))
-                m.vfp = hash((m.sig, ofp))
+                m.vfp = _fingerprint(m, [nodes[o].vfp for o in m.operands])
+
+
+def _fingerprint(m: Node, ofp: list[int]) -> int:
+    """A node's exact-subgraph fingerprint from its operands' (in order, or sorted where
+    XLA's CSE merges a*b and b*a: cpu4)."""
+    if m.opcode in CSE_COMMUTATIVE:
+        ofp.sort()
+    return hash((m.sig, tuple(ofp)))
 
 
 def operands_first(nodes: list[Node]) -> Iterator[int]:
