@@ -13,6 +13,7 @@ from ..hlo.model import Instruction, Module
 from .partitioning import clone_renames as _clone_renames, unsharded_key as _unsharded
 from .partitioning import constant_like as _constant_like, loose_renames as _loose_renames
 from .replacement import replacement
+from .views import LAYOUT_ONLY, sums_nothing, surviving_source
 from .relaid import rebuilt_once
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
@@ -33,8 +34,6 @@ _CONTROL_FLOW = {"call", "while", "conditional", "async-start", "async-update", 
 # ops that only re-view their operand's values: a replaced instruction read back through
 # one of them (of a new instruction) has its value computed by that new instruction
 _VIEWS = {"slice", "reshape", "bitcast", "transpose", "copy", "get-tuple-element"}
-# ops that hold exactly their operand's values, re-arranged
-_LAYOUT_ONLY = {"reshape", "bitcast", "copy", "transpose"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -501,8 +500,9 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
             if v.operands[0] not in lst:
                 lst.append(v.operands[0])
         i = ptop[rem.name]
-        if rem.fate == "rewritten" and i.opcode in _LAYOUT_ONLY and i.operands:
-            o = p2c.get(i.operands[0])
+        if rem.fate == "rewritten" and i.operands and (
+                i.opcode in LAYOUT_ONLY or sums_nothing(ptop, i)):
+            o = surviving_source(ptop, p2c, i.operands[0])
             if o is not None and o in ctop:
                 lst = step.copies.setdefault(rem.name, [])
                 if o not in lst:

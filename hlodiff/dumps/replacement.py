@@ -29,12 +29,34 @@ def replacement(prev, cur, name: str, p2c: dict[str, str]) -> str | None:
                 first = ui.operands[k]
     if first is not None:
         return _rewrite_beside(prev, cur, name, own) or first
+    views = _through_views(prev, name, p2c) if prev.users.get(name) else set()
+    if views:
+        # Every user was rewritten too, and so was the view the instruction read: its rebuild
+        # reads past that view (algsimp makes ``reduce(reshape(x))`` over size-1 dimensions
+        # a reshape of ``x`` while it rewrites the divide that read the reduce; fresh 16
+        # bf16_vpred's bias gradients). Without this, the value would follow its users.
+        beside = _rewrite_beside(prev, cur, name, views)
+        if beside is not None:
+            return beside
     comp = prev.top[name].computation
     if prev.roots.get(comp) == name and comp in cur.roots:
         root = cur.roots[comp]
         if root != name:
             return root
     return None
+
+
+_VIEWS = ("reshape", "bitcast", "copy")
+
+
+def _through_views(prev, name: str, p2c: dict[str, str]) -> set[str]:
+    """The operands of ``name``'s operands that are views the pass removed."""
+    out = set()
+    for o in prev.top[name].operands:
+        oi = prev.top.get(o)
+        if o not in p2c and oi is not None and oi.opcode in _VIEWS:
+            out.update(p2c.get(x, x) for x in oi.operands)
+    return out
 
 
 def _rewrite_beside(prev, cur, name: str, own: set[str]) -> str | None:
