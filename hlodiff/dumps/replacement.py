@@ -7,6 +7,8 @@ a name before the pass to its name after it.
 
 from __future__ import annotations
 
+from .views import LAYOUT_ONLY, sums_nothing
+
 
 def replacement(prev, cur, name: str, p2c: dict[str, str]) -> str | None:
     """What took a removed instruction's place in its users (or as its computation's root).
@@ -29,13 +31,16 @@ def replacement(prev, cur, name: str, p2c: dict[str, str]) -> str | None:
                 first = ui.operands[k]
     if first is not None:
         return _rewrite_beside(prev, cur, name, own) or first
-    views = _through_views(prev, name, p2c) if prev.users.get(name) else set()
-    if views:
-        # Every user was rewritten too, and so was the view the instruction read: its rebuild
-        # reads past that view (algsimp makes ``reduce(reshape(x))`` over size-1 dimensions
-        # a reshape of ``x`` while it rewrites the divide that read the reduce; fresh 16
-        # bf16_vpred's bias gradients). Without this, the value would follow its users.
-        beside = _rewrite_beside(prev, cur, name, views)
+    i = prev.top[name]
+    if prev.users.get(name) and (i.opcode in LAYOUT_ONLY or sums_nothing(prev.top, i)):
+        # Every user was rewritten too. A view, or a reduce that sums nothing, is rebuilt
+        # as a reshape of what it read, or past a view the pass took out with it (algsimp
+        # makes ``reduce(reshape(x))`` over size-1 dimensions a reshape of ``x`` while it
+        # rewrites the divide that read the reduce: fresh 16 bf16_vpred's and fresh 15
+        # repvgg's bias gradients). Without this, the value would follow its users.
+        read = i.operands[0]  # (not a reduce's initial value)
+        beside = _rewrite_beside(prev, cur, name, {p2c.get(read, read)} |
+                                 _through_views(prev, read, p2c))
         if beside is not None:
             return beside
     comp = prev.top[name].computation
@@ -46,17 +51,12 @@ def replacement(prev, cur, name: str, p2c: dict[str, str]) -> str | None:
     return None
 
 
-_VIEWS = ("reshape", "bitcast", "copy")
-
-
 def _through_views(prev, name: str, p2c: dict[str, str]) -> set[str]:
-    """The operands of ``name``'s operands that are views the pass removed."""
-    out = set()
-    for o in prev.top[name].operands:
-        oi = prev.top.get(o)
-        if o not in p2c and oi is not None and oi.opcode in _VIEWS:
-            out.update(p2c.get(x, x) for x in oi.operands)
-    return out
+    """What ``name`` read, when it is a view the pass removed: its operand after the pass."""
+    i = prev.top.get(name)
+    if name in p2c or i is None or i.opcode not in LAYOUT_ONLY or not i.operands:
+        return set()
+    return {p2c.get(i.operands[0], i.operands[0])}
 
 
 def _rewrite_beside(prev, cur, name: str, own: set[str]) -> str | None:
