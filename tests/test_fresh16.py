@@ -135,3 +135,15 @@ def test_regrouped_bias_corrections_name_their_numerator_not_another_parameters_
                    "divide.5681": "fusion.37", "divide.5692": "fusion.34"}
     f = r.fate_of("main.5813", "divide.5659")
     assert f.fate == "rewritten" and "regrouped" in f.reason, f.reason
+
+
+def test_a_sum_whose_negation_algsimp_moved_out_is_fused_where_it_now_sums():
+    """JAX 0.4.30's algsimp rewrites ``reduce(negate(x))`` as ``negate(reduce(x))``: the reduce
+    keeps its name and sums x; a new negate reads it. XLA's pass dumps of this program (zoo
+    set fresh 16, JAX 0.4.30) follow reduce.3035 under its name until the fusion pass puts
+    it in fusion.314. The engine had said "simplified away; its effect is now in negate.129"
+    (negated_sums.py)."""
+    r = _diff("old_remat_nested_pvt_spatial_reduction")
+    f = r.fate_of("main.5222", "reduce.3035")
+    assert (f.fate, f.fusion) == ("fused", "fusion.314"), (f.fate, f.fusion, f.reason)
+    assert "moved the negation out of the sum" in f.reason and "negate.129" in f.reason

@@ -10,7 +10,7 @@ from . import gemm_converts, library_results, splitk, spmd_reshapes, sunk_broadc
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import comp_dedup, dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
-from . import bitcast_views, first_dce  # oldh2
+from . import bitcast_views, first_dce, negated_sums  # oldh2
 from .dotrewrites import transposed_dots
 from .fused_copies import copy_keys, kept_apart
 from .reciprocals import rebuilt_reciprocals
@@ -668,6 +668,14 @@ class FateBuilder:
                 f.reason = (f"transpose folded into the dot {B.nodes[b.users[0]].name} "
                             f"({uf.fusion or uf.after})")
                 return f
+        s = negated_sums.moved_negation(B, A, b, r)  # old: reduce(-x) -> -reduce(x)
+        if s is not None:
+            self._set_after(f, s)
+            f.fate = "fused" if f.fusion else "kept"
+            f.reason = (f"algebraic simplification moved the negation out of the sum "
+                        f"(reduce(-x) = -reduce(x)): {s.name} sums x"
+                        + (f" inside {f.fusion}" if f.fusion else "") + f"; {r.name} negates it")
+            return f
         f.fate = "rewritten"
         if r is not None:
             self._set_after(f, r)
