@@ -71,6 +71,22 @@ def test_literals_of_a_gather_the_folder_evaluates_are_folded():
         assert rec.fate == "folded", (name, rec.fate, rec.reason)
 
 
+def test_a_reshape_of_a_value_the_folder_evaluates_is_folded_through_an_identity_broadcast():
+    """The same take_along_axis: ``reshape.62 = s32[2] reshape(broadcast.61)``, where
+    ``broadcast.61`` re-broadcasts ``reshape.60 = s32[1,1,2] reshape(subtract.58)`` to its own
+    shape and subtract.58 subtracts the two gathers of constants. Algsimp takes out the
+    identity broadcast; constant_folding evaluates subtract.58 and the reshapes with it
+    (dump 0009: reshape.62 folded into constant.21). The engine's view sees reshape.62 as a
+    view of subtract.58 and had said "no-op reshape removed (algebraic simplification)"; it
+    is a real reshape (s32[1,1,2] -> s32[2]) of a computed constant, folded with it. (A
+    reshape of a literal is made a literal by algsimp first: that stays rewritten.)"""
+    before, oracle, result = _run("old/sort_argsort")
+    f = oracle.info("reshape.62")
+    assert (f.fate, f.pass_name) == ("folded", "constant_folding")
+    rec = result.fate_of(f.computation, "reshape.62")
+    assert rec.fate == "folded" and "no-op" not in rec.reason, rec.reason
+
+
 def test_constant_subtracted_from_a_value_is_folded_after_negation():
     """unseen dropout_ln_rng (jax.random.normal's erf_inv): ``erf_inv.90 = subtract(
     erf_inv.88, broadcast(constant.116 = 2.5))``. Algsimp canonicalizes ``x - c`` to

@@ -167,13 +167,19 @@ class FateBuilder:
                            named_copies.loop_comps(self.B))
         return self._named
 
-    def _folds_reshape(self, n: Node) -> bool:
+    def _folds_reshape(self, n: Node, computed: bool = False) -> bool:
         """A reshape of a constant, or of a value constant folding evaluates, is folded
         with it (a reshape of a reshape is merged into one by algsimp first)."""
-        if n.opcode != "reshape" or not n.operands:
+        if n.opcode != "reshape" or not n.raw_operands:
             return False
-        o = self.B.nodes[n.operands[0]]
-        return o.opcode == "constant" or (self.fold_b[o.idx] and o.opcode not in NOT_FOLDED)
+        B = self.B
+        o = B.nodes[B.resolve(n.raw_operands[0])]
+        for _ in range(4):  # through reshapes and identity broadcasts algsimp takes out first
+            if o.raw_operands and (o.opcode == "reshape" or o.opcode == "broadcast" and
+                                   o.mdims == B.nodes[o.raw_operands[0]].mdims):
+                o = B.nodes[B.resolve(o.raw_operands[0])]
+        return (o.opcode == "constant" and not computed) or \
+            (self.fold_b[o.idx] and o.opcode not in NOT_FOLDED)
 
     def where(self, a: Node) -> tuple[str | None, str | None]:
         if a.fusion >= 0:
@@ -344,6 +350,12 @@ class FateBuilder:
             if b.opcode == "parameter":
                 f.fate, f.reason = "inlined", f"parameter of inlined call {b.site}" if b.site \
                     else "parameter of a conditional branch inlined by the conditional simplifier"
+                return f
+            if b.opcode == "reshape" and self.fold_b[b.idx] and self._folds_reshape(b, True) \
+                    and b.mdims != B.nodes[b.raw_operands[0]].mdims:  # folded with what it views
+                # (of a literal, algsimp makes it a literal first: rewritten, below)
+                f.fate, f.after = "folded", self._new_constant(b)
+                f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
                 return f
             r = B.resolve(b.idx)
             y = m.b2a[r]
@@ -668,7 +680,7 @@ class FateBuilder:
                 f.reason = (f"transpose folded into the dot {B.nodes[b.users[0]].name} "
                             f"({uf.fusion or uf.after})")
                 return f
-        s = negated_sums.moved_negation(B, A, b, r)  # old: reduce(-x) -> -reduce(x)
+        s = negated_sums.moved_negation(B, A, m.b2a, b, r)  # old: reduce(-x) -> -reduce(x)
         if s is not None:
             self._set_after(f, s)
             f.fate = "fused" if f.fusion else "kept"

@@ -22,15 +22,34 @@ def _adds(view: View, n: Node) -> bool:
     return comp is not None and comp.root_instruction.opcode == "add"
 
 
-def moved_negation(B: View, A: View, b: Node, r: Node | None) -> Node | None:
-    """The after reduce that sums what the before reduce ``b`` summed the negation of,
-    when ``r`` (the after node taking ``b``'s place) is a negate reading it; else None."""
-    if r is None or r.opcode != "negate" or not r.operands or not _adds(B, b):
+def moved_negation(B: View, A: View, b2a: list[int], b: Node, r: Node | None) -> Node | None:
+    """The after reduce that sums what the before reduce ``b`` summed the negation of, over
+    the same dimensions: the one reading the partner of the negated value or a copy of it
+    that fusion made (the same fingerprint), when there is exactly one (a layer norm's
+    backward holds several sums of one shape); else the one read by ``r``, the negate that
+    took ``b``'s place (algsimp may have rewritten the summed value too); else None."""
+    if not _adds(B, b):
         return None
     x = B.nodes[b.operands[0]]
-    if x.opcode != "negate" or all(x.inst.shape.dims[d] == 1 for d in b.inst.dimensions or ()):
+    if x.opcode != "negate" or not x.operands or \
+            all(x.inst.shape.dims[d] == 1 for d in b.inst.dimensions or ()):
         return None  # (a reduce over size-1 dimensions only is a reshape: no sum to move)
-    s = A.nodes[A.resolve(r.operands[0])]
-    if not _adds(A, s) or s.mdims != b.mdims or s.inst.dimensions != b.inst.dimensions:
-        return None
-    return s
+
+    def sums(s: Node) -> bool:
+        return _adds(A, s) and s.mdims == b.mdims and s.inst.dimensions == b.inst.dimensions
+    y = b2a[x.operands[0]]
+    if y >= 0:
+        by_fp = getattr(A, "_nodes_by_fp", None)
+        if by_fp is None:  # (built once per view: fingerprint -> nodes)
+            by_fp = A._nodes_by_fp = {}
+            for n in A.nodes:
+                by_fp.setdefault(n.fp, []).append(n.idx)
+        found = {u for i in by_fp.get(A.nodes[y].fp, ()) for u in A.nodes[i].users
+                 if sums(A.nodes[u]) and A.nodes[u].operands[0] == i}
+        if len(found) == 1:
+            return A.nodes[found.pop()]
+    if r is not None and r.opcode == "negate" and r.operands:
+        s = A.nodes[A.resolve(r.operands[0])]
+        if sums(s):
+            return s
+    return None
