@@ -25,7 +25,7 @@ from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING, call_result,
                           constant_valued, cse_survivors, inliner_before_dce, live_nodes,
-                          untraced_by_inlining, upcast_only)
+                          sums_nothing, untraced_by_inlining, upcast_only)
 
 
 class FateBuilder:
@@ -700,6 +700,10 @@ class FateBuilder:
                 f.reason = f"{b.opcode} became {r.opcode} {r.name}"
             if gpu_cse.iota_view(B, b, wraps=True):
                 f.reason = f"{b.opcode} of an iota rebuilt as an iota (algebraic simplification)"
+        elif held is not None and b.opcode == "reduce":
+            f.reason = (f"reduce over size-1 dimensions only (a reshape) removed by algebraic "
+                        f"simplification; the value is {B.nodes[b.operands[0]].name}'s, in "
+                        f"{f.fusion or f.after}")
         else:
             f.reason = "simplified away (algebraic simplification)"
             if r is not None:
@@ -729,7 +733,8 @@ class FateBuilder:
         holds b's values (reshape-mover sinks the reshape below the operand's users, layout
         assignment makes it a bitcast of the operand), not the reader the fallback found."""
         if b.opcode not in ("reshape", "bitcast") or len(b.operands) != 1:
-            return None
+            if not sums_nothing(self.B, b):  # (a reduce over size-1 dimensions: a reshape)
+                return None
         o = self.B.nodes[b.operands[0]]
         if o.inst.shape.num_elements != b.inst.shape.num_elements:
             return None

@@ -11,6 +11,7 @@ negate's. XLA's own record follows the reduce under its name into the kernel tha
 
 from __future__ import annotations
 
+from .value_facts import sums_nothing
 from .view import Node, View
 
 
@@ -31,8 +32,7 @@ def moved_negation(B: View, A: View, b2a: list[int], b: Node, r: Node | None) ->
     if not _adds(B, b):
         return None
     x = B.nodes[b.operands[0]]
-    if x.opcode != "negate" or not x.operands or \
-            all(x.inst.shape.dims[d] == 1 for d in b.inst.dimensions or ()):
+    if x.opcode != "negate" or not x.operands or sums_nothing(B, b):
         return None  # (a reduce over size-1 dimensions only is a reshape: no sum to move)
 
     def sums(s: Node) -> bool:

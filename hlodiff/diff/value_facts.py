@@ -48,6 +48,15 @@ def upcast_only(bd: str, ad: str) -> bool:
     return False
 
 
+def sums_nothing(view: View, n: Node) -> bool:
+    """A reduce over dimensions of size 1 only: a reshape of its operand (algsimp makes it
+    one). JAX's bias gradients and conv1d-over-channels gates hold such reduces."""
+    if n.opcode != "reduce" or len(n.operands) != 2 or not n.inst.dimensions:
+        return False
+    o = view.nodes[n.operands[0]].inst.shape
+    return not o.is_tuple and all(d < o.rank and o.dims[d] == 1 for d in n.inst.dimensions)
+
+
 def live_nodes(view: View) -> bytearray:
     """1 where something a node computes reaches an output (entry root, side effects)."""
     nodes = view.nodes
