@@ -733,7 +733,9 @@ class FateBuilder:
         holds b's values (reshape-mover sinks the reshape below the operand's users, layout
         assignment makes it a bitcast of the operand), not the reader the fallback found."""
         if b.opcode not in ("reshape", "bitcast") or len(b.operands) != 1:
-            if not sums_nothing(self.B, b):  # (a reduce over size-1 dimensions: a reshape)
+            # (a reduce over size-1 dimensions is a reshape; not of a twin whose kernel
+            # mark_uncertain_twins will withdraw: fresh 22 colbert under JAX 0.4.30)
+            if not sums_nothing(self.B, b) or b.operands[0] in self.m.twins:
                 return None
         o = self.B.nodes[b.operands[0]]
         if o.inst.shape.num_elements != b.inst.shape.num_elements:
