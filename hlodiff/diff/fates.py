@@ -169,7 +169,8 @@ class FateBuilder:
 
     def _folds_reshape(self, n: Node, computed: bool = False) -> bool:
         """A reshape of a constant, or of a value constant folding evaluates, is folded
-        with it (a reshape of a reshape is merged into one by algsimp first)."""
+        with it (a reshape of a reshape is merged into one by algsimp first). ``computed``:
+        only the latter (algsimp makes a reshape of a literal a literal of its own)."""
         if n.opcode != "reshape" or not n.raw_operands:
             return False
         B = self.B
