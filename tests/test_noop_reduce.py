@@ -30,9 +30,9 @@ D = Path(__file__).resolve().parent.parent / "fixtures" / "noop_reduce"
 
 
 @lru_cache(maxsize=None)
-def _run(mode: str):
-    d = D / mode / "bias_grad_scaled"
-    snaps = find_pass_dumps(d, "jit_bias_grad_scaled")
+def _run(mode: str, program: str = "bias_grad_scaled"):
+    d = D / mode / program
+    snaps = find_pass_dumps(d, f"jit_{program}")
     bf = find_before_file(snaps)
     before = hlodiff.load(bf)
     af = next(d.glob("*_after_optimizations.txt"))
@@ -68,15 +68,6 @@ def test_on_the_gpu_the_rebuild_is_read_past_the_reshape():
     assert orc.destinations("reduce_sum.15") == orc.destinations("reduce_sum.14")
 
 
-@lru_cache(maxsize=None)
-def _gate():
-    d = D / "cpu" / "channel_gate_grad"
-    snaps = find_pass_dumps(d, "jit_channel_gate_grad")
-    before = hlodiff.load(find_before_file(snaps))
-    af = next(d.glob("*_after_optimizations.txt"))
-    return before, diff_modules(before, hlodiff.load(af)), trace(snaps, before)
-
-
 def test_a_reduce_that_only_reshapes_lives_where_what_it_reshaped_lives():
     """channel_gate_grad: reduce_sum.31 sums the backward convolution's f32[8,32,1] output over
     its size-1 dimension, a real reshape to f32[8,32] (not a chain that comes back to its own
@@ -84,7 +75,7 @@ def test_a_reduce_that_only_reshapes_lives_where_what_it_reshaped_lives():
     reshape.7, reshape-mover folds that into the convolution, which stays top-level. The
     engine had named the consumer kernel of the rewritten gate ("simplified away; its effect
     is now in multiply.5", in multiply_subtract_fusion)."""
-    _, res, orc = _gate()
+    _, res, orc = _run("cpu", "channel_gate_grad")
     f = orc.info("reduce_sum.31")
     assert (f.fate, f.pass_name) == ("rewritten", "algsimp")
     assert orc.destinations("reduce_sum.31") == ["convolution"]

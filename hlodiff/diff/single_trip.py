@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from ..hlo.model import Instruction, Module
 from .first_dce import has_side_effect
+from .view import View
 
 SKIP = 'skip-simplify-while-loops_trip-count-one="true"'
-from .view import View
 
 
 def _int(inst: Instruction | None) -> int | None:

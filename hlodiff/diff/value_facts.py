@@ -9,6 +9,7 @@ so that each stays small; the opcode sets here are XLA's pass rules written as d
 from __future__ import annotations
 
 from ..analysis.backend import compiled_for_gpu
+from ..hlo.model import sums_nothing as model_sums_nothing
 from . import gpunames
 from .called_fp import called_fingerprints
 from .constvals import NO_VALUE, constant_valued  # noqa: F401 (re-exported)
@@ -49,12 +50,10 @@ def upcast_only(bd: str, ad: str) -> bool:
 
 
 def sums_nothing(view: View, n: Node) -> bool:
-    """A reduce over dimensions of size 1 only: a reshape of its operand (algsimp makes it
-    one). JAX's bias gradients and conv1d-over-channels gates hold such reduces."""
-    if n.opcode != "reduce" or len(n.operands) != 2 or not n.inst.dimensions:
-        return False
-    o = view.nodes[n.operands[0]].inst.shape
-    return not o.is_tuple and all(d < o.rank and o.dims[d] == 1 for d in n.inst.dimensions)
+    """A reduce over dimensions of size 1 only (``hlo.model.sums_nothing``): a reshape of
+    its operand. JAX's bias gradients and conv1d-over-channels gates hold such reduces."""
+    return bool(n.operands) and \
+        model_sums_nothing(n.inst, view.nodes[n.operands[0]].inst.shape)
 
 
 def live_nodes(view: View) -> bytearray:

@@ -9,19 +9,16 @@ the value, beside whatever took its place in its users.
 
 from __future__ import annotations
 
-from ..hlo.model import Instruction
+from ..hlo.model import Instruction, sums_nothing as model_sums_nothing
 
 LAYOUT_ONLY = frozenset({"reshape", "bitcast", "copy", "transpose"})
 
 
 def sums_nothing(top: dict[str, Instruction], i: Instruction) -> bool:
-    """A reduce over dimensions of size 1 only: a reshape of its operand, which algsimp
-    takes out (JAX's bias gradients reduce a ``[1, 1, 1, C]`` reshape of a sum)."""
-    if i.opcode != "reduce" or len(i.operands) != 2 or not i.dimensions:
-        return False
-    o = top.get(i.operands[0])
-    return o is not None and not o.shape.is_tuple and \
-        all(d < o.shape.rank and o.shape.dims[d] == 1 for d in i.dimensions)
+    """A reduce over dimensions of size 1 only (``hlo.model.sums_nothing``), its operand
+    looked up in ``top``: a reshape, which algsimp takes out."""
+    o = top.get(i.operands[0]) if i.operands else None
+    return model_sums_nothing(i, o.shape if o is not None else None)
 
 
 def surviving_source(top: dict[str, Instruction], p2c: dict[str, str],

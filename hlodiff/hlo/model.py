@@ -190,6 +190,16 @@ class Instruction:
         return d
 
 
+def sums_nothing(inst: Instruction, operand: Shape | None) -> bool:
+    """``inst`` is a reduce over dimensions of size 1 only of ``operand`` (its data
+    operand's shape): a reshape in effect, which algsimp makes one (JAX's bias gradients,
+    and its gradients of ``x[:, :, None]``, hold such reduces)."""
+    if inst.opcode != "reduce" or len(inst.operands) != 2 or not inst.dimensions \
+            or operand is None or operand.is_tuple:
+        return False
+    return all(d < operand.rank and operand.dims[d] == 1 for d in inst.dimensions)
+
+
 @dataclass(slots=True, eq=False)
 class Computation:
     """A computation: its instructions in text order, parameters by number, and root."""
