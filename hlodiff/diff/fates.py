@@ -789,6 +789,7 @@ class FateBuilder:
         gemm_converts.fuse_round_trips(self.m, out)  # fp8 round trips in a gemm kernel
         splitk.explain(self.A, out)  # h100: what a split-K reduce sums
         bitcast_views.name_viewed_bytes(self.m, out, self.where)
+        identities.renamed_survivors(self, out)  # x - 0 on a subtract: x takes the name
         duplicates.annotate(self.m, out)
         spmd_cse.place_shared(self, out)  # cse4
         anchors.mark_uncertain_twins(self.m, out)

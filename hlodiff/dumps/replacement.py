@@ -17,7 +17,20 @@ def replacement(prev, cur, name: str, p2c: dict[str, str]) -> str | None:
     reads the rewritten value (``div(x, c1)`` -> ``multiply(x, 1 / c1)``, fresh 16
     hrnet_two_branch_exchange_fusion's batch-norm means): such a user names what took its
     place only when no other does (an identity, ``x * 1`` -> ``x``, is forwarded to all)."""
-    own = {p2c.get(o, o) for o in prev.top[name].operands}
+    i = prev.top[name]
+    ops = [p2c.get(o, o) for o in i.operands]
+    own = set(ops)
+    for user, _ in prev.users.get(name, ()):
+        # XLA's ReplaceInstruction gives the replacement the old name when the opcodes
+        # agree: algsimp replacing ``subtract(x, 0)`` by ``x = subtract(a, b)`` leaves
+        # ``x``'s computation under the identity's name (fresh 22 remat_nfnet, JAX 0.4.30)
+        # (it computes what the removed one did: same operands, shape and attributes; not
+        # algsimp's ``slice(slice(x))`` -> ``slice(x)``, which keeps the outer one's slice)
+        ui = cur.top.get(p2c.get(user, ""))
+        if ui is not None and ui.opcode == i.opcode and list(ui.operands) == ops and \
+                prev.top[user].opcode == i.opcode and ui.attrs == i.attrs and \
+                ui.shape.dims_text == i.shape.dims_text:
+            return ui.name
     first = None
     for user, k in prev.users.get(name, ()):
         cu = p2c.get(user)
@@ -31,7 +44,6 @@ def replacement(prev, cur, name: str, p2c: dict[str, str]) -> str | None:
                 first = ui.operands[k]
     if first is not None:
         return _rewrite_beside(prev, cur, name, own) or first
-    i = prev.top[name]
     if prev.users.get(name) and (i.opcode in LAYOUT_ONLY or sums_nothing(prev.top, i)):
         # Every user was rewritten too. A view, or a reduce that sums nothing, is rebuilt
         # as a reshape of what it read, or past a view the pass took out with it (algsimp

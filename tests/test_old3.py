@@ -1,0 +1,84 @@
+"""Values that algebraic simplification and CSE bring together under JAX 0.4.30 (issue 9).
+
+Fixture: fixtures/old3 (fixtures/generate_old3.py runs fixtures/old3_programs.py's
+``bn_var_sgd`` under JAX 0.4.30 on the CPU with pass dumps; files copied unedited). A dense
+layer, a batch norm with ``jnp.var`` (a call in this version) and ``jnp.mean``, and SGD
+written ``w - 0.1 * g - 0.0``; ``ws_step``, a clipped weight standardized over all its
+elements (clip, var and var's transpose are calls). Instructions are found by their
+structure, not by name.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import hlodiff
+from hlodiff.diff import diff_modules
+from hlodiff.dumps.passes import find_before_file, find_pass_dumps, trace
+
+D = Path(__file__).resolve().parent.parent / "fixtures" / "old3" / "old"
+
+
+@lru_cache(maxsize=None)
+def _run(program: str = "step"):
+    snaps = find_pass_dumps(D / program, f"jit_{program}")
+    bf = find_before_file(snaps)
+    before = hlodiff.load(bf)
+    after = hlodiff.load(next((D / program).glob("*_after_optimizations.txt")))
+    return before, diff_modules(before, after), trace(snaps, before)
+
+
+def _insts(comp_prefix: str | None = None, program: str = "step"):
+    before = _run(program)[0]
+    for c in before.computations:
+        if comp_prefix is None or c.name.startswith(comp_prefix):
+            top = {i.name: i for i in c.instructions}
+            for i in c.instructions:
+                yield c, top, i
+
+
+def _literal_of(top, name):
+    i = top.get(name)
+    while i is not None and i.opcode == "broadcast":
+        i = top.get(i.operands[0])
+    return i.literal if i is not None and i.opcode == "constant" else None
+
+
+def _minus_zero():
+    """(outer, inner) for each ``outer = subtract(inner, broadcast(0))``, inner a subtract."""
+    out = []
+    for c, top, i in _insts():
+        if i.opcode == "subtract" and _literal_of(top, i.operands[1]) == "0" and \
+                top.get(i.operands[0]) is not None and top[i.operands[0]].opcode == "subtract":
+            out.append((c.name, i.name, i.operands[0]))
+    assert len(out) == 4, out  # one per parameter
+    return out
+
+
+def test_the_pass_dumps_keep_the_outer_name_on_the_inner_subtract():
+    _, _, orc = _run()
+    for _, outer, inner in _minus_zero():
+        f = orc.info(inner)
+        assert (f.fate, f.pass_name) == ("rewritten", "algsimp"), (inner, f)
+        assert orc.fates[outer].fate == "fused"
+        assert orc.destinations(inner) == orc.destinations(outer), inner
+
+
+def test_the_engine_swaps_the_identity_and_the_value_it_passed_on():
+    _, res, orc = _run()
+    for comp, outer, inner in _minus_zero():
+        fo, fi = res.fate_of(comp, outer), res.fate_of(comp, inner)
+        assert fo.fate == "fused" and fo.fusion in orc.destinations(outer), fo
+        assert fi.fate == "rewritten" and fi.fusion == fo.fusion, fi
+        assert f"renamed {outer}" in fi.reason
+
+
+def test_the_zero_of_the_identity_goes_with_it_not_folded():
+    _, res, orc = _run()
+    zeros = {(c.name, top[i.operands[1]].operands[0]) for c, top, i in _insts()
+             if i.opcode == "subtract" and _literal_of(top, i.operands[1]) == "0"}
+    assert zeros
+    for comp, z in zeros:
+        assert orc.fates[z].fate == "rewritten"
+        assert res.fate_of(comp, z).fate == "rewritten", res.fate_of(comp, z)
