@@ -82,3 +82,28 @@ def test_the_zero_of_the_identity_goes_with_it_not_folded():
     for comp, z in zeros:
         assert orc.fates[z].fate == "rewritten"
         assert res.fate_of(comp, z).fate == "rewritten", res.fate_of(comp, z)
+
+
+def _agree(pairs, fate: str, program: str = "step", says: str = "", named: bool = False):
+    """The oracle and the engine give each (computation, instruction) ``fate``; the
+    engine's reason holds ``says``; ``named``: its kernel is one of the oracle's."""
+    _, res, orc = _run(program)
+    assert pairs
+    for comp, name in pairs:
+        assert orc.fates[name].fate == fate, (name, orc.fates[name])
+        f = res.fate_of(comp, name)
+        assert f.fate == fate and says in f.reason, f
+        assert not named or f.fusion in orc.destinations(name), f
+
+
+def test_vars_two_is_folded_into_two_over_n():
+    _agree([(c.name, i.name) for c, top, i in _insts("_var")
+            if i.opcode == "constant" and i.literal == "2"], "folded", says="2 / 32", named=True)
+
+
+def test_a_divisor_is_rewritten_by_algsimp_not_folded():
+    _agree([(c.name, i.name) for c, top, i in _insts("_var")
+            if i.opcode == "constant" and i.literal == "32" and any(
+                u.opcode == "broadcast" and u.operands == [i.name] and any(
+                    d.opcode == "divide" and d.operands[1] == u.name
+                    for d in c.instructions) for u in c.instructions)], "rewritten")

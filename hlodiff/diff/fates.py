@@ -11,6 +11,7 @@ from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
 from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import comp_dedup, dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
 from . import bitcast_views, first_dce, negated_sums  # oldh2
+from . import folded_scales  # old3
 from .dotrewrites import transposed_dots
 from .fused_copies import copy_keys, kept_apart
 from .reciprocals import rebuilt_reciprocals
@@ -191,31 +192,6 @@ class FateBuilder:
     def kernel_of(self, a: Node) -> str:
         return self.A.nodes[a.home].name
 
-    def _new_constant(self, b: Node) -> str | None:
-        """The after constant a folded before node became part of (via its users)."""
-        A, m = self.A, self.m
-        frontier, seen = [b.idx], set()
-        for _ in range(3):
-            nxt = []
-            for x in frontier:
-                for u in self.B.nodes[x].users:
-                    if u in seen:
-                        continue
-                    seen.add(u)
-                    y = m.b2a[u]
-                    if y < 0:
-                        nxt.append(u)
-                        continue
-                    for o in A.nodes[y].operands:
-                        on = A.nodes[o]
-                        if self.cv_a[o] and m.a2b[o] < 0:
-                            while on.opcode != "constant" and on.operands:
-                                on = A.nodes[on.operands[0]]
-                            if on.opcode == "constant":
-                                return on.name
-            frontier = nxt
-        return None
-
     def _replacement(self, b: Node) -> Node | None:
         """The after node that now does b's job: a see-through op at b's place, else the
         partner of b's nearest matched user."""
@@ -355,7 +331,7 @@ class FateBuilder:
             if b.opcode == "reshape" and self.fold_b[b.idx] and self._folds_reshape(b, True) \
                     and b.mdims != B.nodes[b.raw_operands[0]].mdims:  # folded with what it views
                 # (of a literal, algsimp makes it a literal first: rewritten, below)
-                f.fate, f.after = "folded", self._new_constant(b)
+                f.fate, f.after = "folded", folded_target.new_constant(self, b)
                 f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
                 return f
             r = B.resolve(b.idx)
@@ -431,7 +407,7 @@ class FateBuilder:
         if not cse_first and self.fed_fold[b.idx] and (
                 m.b2a[b.idx] < 0 or A.nodes[m.b2a[b.idx]].fusion >= 0):
             f.fate = "folded"
-            f.after = self._new_constant(b)
+            f.after = folded_target.new_constant(self, b)
             f.reason = ("read only by values constant folding evaluated at compile time"
                         + (f" (into {f.after})" if f.after else "") + "; it went with them")
             return f
@@ -501,7 +477,7 @@ class FateBuilder:
             # a literal consumed by constant folding: algsimp regrouped (x*c1)*c2 as
             # x*(c1*c2) and folding evaluated the constant part (a look-alike constant
             # after is not this one)
-            nc = self._new_constant(b)
+            nc = folded_target.new_constant(self, b)
             f.fate, f.after = "folded", nc
             f.reason = ("regrouped with another constant by algebraic simplification and "
                         "evaluated by constant folding" + (f" into {nc}" if nc else ""))
@@ -618,7 +594,7 @@ class FateBuilder:
             return f
         if self.fold_b[b.idx] and (b.opcode not in NOT_FOLDED or self._folds_reshape(b)):
             f.fate = "folded"
-            f.after = self._new_constant(b)
+            f.after = folded_target.new_constant(self, b)
             f.reason = "evaluated at compile time" + (f" into {f.after}" if f.after else "")
             return f
         rs = reshard.reduced_operand(m, self.views, b, 0, self.survivor) if self.nparts > 1 else None
@@ -689,6 +665,10 @@ class FateBuilder:
                         f"(reduce(-x) = -reduce(x)): {s.name} sums x"
                         + (f" inside {f.fusion}" if f.fusion else "") + f"; {r.name} negates it")
             return f
+        k = folded_scales.folded_scale(self, b) if r is None and not (
+            self.gpu_cse or self.cse_first) else None  # (there CSE meets literals first)
+        if k is not None:  # old3: (x * 2) * (g / N): 2 / N folded
+            return folded_scales.fill(f, b, k, self._set_after)
         f.fate = "rewritten"
         if r is not None:
             self._set_after(f, r)

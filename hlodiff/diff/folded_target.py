@@ -11,7 +11,7 @@ destination) and where a user finds it in a profile.
 from __future__ import annotations
 
 from .result import InstructionFate
-from .view import View
+from .view import Node, View
 
 
 def locate(A: View, fates: list[InstructionFate]) -> None:
@@ -27,3 +27,39 @@ def locate(A: View, fates: list[InstructionFate]) -> None:
     for f in fates:
         if f.fate == "folded" and f.after in where and not f.fusion:
             f.fusion, f.fusion_kind = where[f.after]
+
+
+def user_partners(fb, b: Node, depth: int, past_matched: bool = False):
+    """Breadth first from ``b`` through its users (``fb``: the FateBuilder): the after
+    partners of the users that have one. Users without a partner are walked through;
+    ``past_matched``: users with one too."""
+    m = fb.m
+    frontier, seen = [b.idx], {b.idx}
+    for _ in range(depth):
+        nxt = []
+        for x in frontier:
+            for u in fb.B.nodes[x].users:
+                if u in seen:
+                    continue
+                seen.add(u)
+                y = m.b2a[u]
+                if y >= 0:
+                    yield y
+                if y < 0 or past_matched:
+                    nxt.append(u)
+        frontier = nxt
+
+
+def new_constant(fb, b: Node) -> str | None:
+    """The after constant a folded before node ``b`` became part of, found through its
+    users' partners (``fb``: the FateBuilder), or None."""
+    A, m = fb.A, fb.m
+    for y in user_partners(fb, b, 3):
+        for o in A.nodes[y].operands:
+            on = A.nodes[o]
+            if fb.cv_a[o] and m.a2b[o] < 0:
+                while on.opcode != "constant" and on.operands:
+                    on = A.nodes[on.operands[0]]
+                if on.opcode == "constant":
+                    return on.name
+    return None
