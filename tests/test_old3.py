@@ -107,3 +107,10 @@ def test_a_divisor_is_rewritten_by_algsimp_not_folded():
                 u.opcode == "broadcast" and u.operands == [i.name] and any(
                     d.opcode == "divide" and d.operands[1] == u.name
                     for d in c.instructions) for u in c.instructions)], "rewritten")
+
+
+def test_vars_centred_input_is_merged_with_the_norms():
+    _agree([(c.name, i.name) for c, top, i in _insts("_var")
+            if i.opcode == "subtract" and top.get(i.operands[0]) is not None and
+            top[i.operands[0]].opcode == "parameter" and len(i.shape.dims) == 2], "merged",
+           says="views between them", named=True)

@@ -25,7 +25,7 @@ _KEYS = ("direction", "slice", "lhs_contracting_dims", "rhs_contracting_dims",
          "fft_length", "dynamic_slice_sizes", "distribution", "to_apply_is_add")
 
 
-def _computation_hashes(module: Module) -> dict[str, int]:
+def computation_hashes(module: Module) -> dict[str, int]:
     """Computation name -> structural hash (opcodes, shapes, literals, attributes, operand
     positions, called computations' hashes; names left out). Computations are printed
     callees first, but the recursion below does not rely on it."""
@@ -77,7 +77,7 @@ def called_fingerprints(view: View) -> list[int]:
         own = 0
         if m.inst.calls and m.opcode not in ("call", "fusion"):
             if comps is None:
-                comps = _computation_hashes(module)
+                comps = computation_hashes(module)
             own = hash(tuple(comps.get(c, 0) for c in m.inst.calls))
         sub = tuple(out[o] for o in m.operands if out[o])
         if m.opcode in CSE_COMMUTATIVE:  # a*b and b*a are one to CSE (cpu4)

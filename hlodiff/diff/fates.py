@@ -12,6 +12,7 @@ from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
 from . import comp_dedup, dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
 from . import bitcast_views, first_dce, negated_sums  # oldh2
 from . import folded_scales  # old3
+from .canonical_twins import CanonicalTwins
 from .dotrewrites import transposed_dots
 from .fused_copies import copy_keys, kept_apart
 from .reciprocals import rebuilt_reciprocals
@@ -83,6 +84,7 @@ class FateBuilder:
         self.views = forwarding.alias_views(self.A)
         self.fed_fold = folding.consumed_by_folding(self.B, self.fold_b, self.live, m.after.module)
         self.chain_twin = gpu_cse.chain_twins(self.B, self.nparts) if self.gpu_cse else {}
+        self.canon = CanonicalTwins(m)  # old3: identical once algsimp normalized them
         self.late_views: set[int] = set()  # became a view after layout assignment
         self._named: tuple | None = None  # cpu5
 
@@ -664,6 +666,13 @@ class FateBuilder:
             f.reason = (f"algebraic simplification moved the negation out of the sum "
                         f"(reduce(-x) = -reduce(x)): {s.name} sums x"
                         + (f" inside {f.fusion}" if f.fusion else "") + f"; {r.name} negates it")
+            return f
+        tw = self.canon.twin(b, self.live, self.cv_b)
+        if tw is not None:  # old3: identical once algsimp normalized both (canonical_twins)
+            f.fate, f.into = "merged", tw.name
+            self._set_after(f, A.nodes[m.b2a[tw.idx]])
+            f.reason = (f"identical to {tw.name} once algebraic simplification removed the "
+                        f"views between them: merged by CSE")
             return f
         k = folded_scales.folded_scale(self, b) if r is None and not (
             self.gpu_cse or self.cse_first) else None  # (there CSE meets literals first)
