@@ -114,3 +114,20 @@ def test_vars_centred_input_is_merged_with_the_norms():
             if i.opcode == "subtract" and top.get(i.operands[0]) is not None and
             top[i.operands[0]].opcode == "parameter" and len(i.shape.dims) == 2], "merged",
            says="views between them", named=True)
+
+
+def test_the_reduce_init_of_vars_transpose_is_merged():
+    _agree({(c.name, i.operands[1]) for c, top, i in _insts("_var", "ws_step")
+            if i.opcode == "reduce" and top[i.operands[1]].opcode == "constant"}, "merged",
+           program="ws_step")
+
+
+def test_a_reduce_init_inlined_with_calls_of_calls_is_merged():
+    """fresh 16 apot under JAX 0.4.30 (modules before and after; the pass dumps merge the
+    literal at CSE, dump 0026): both reduces that read it are inlined with var's transpose,
+    whose inputs are other calls' results, and neither has a partner the matcher found."""
+    d = D / "apot_additive_powers_two_quant"
+    before = hlodiff.load(next(d.glob("*before_optimizations.txt")))
+    res = diff_modules(before, hlodiff.load(next(d.glob("*_after_optimizations.txt"))))
+    f = res.fate_of("_var_28.1154", "constant.1160")
+    assert f.fate == "merged", f

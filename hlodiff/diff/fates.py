@@ -27,7 +27,7 @@ from .result import InstructionFate
 from .view import Node
 from .value_facts import (ELEMENTWISE, LAYOUT_LIKE, NOT_FOLDED, PLUMBING, call_result,
                           constant_valued, cse_survivors, inliner_before_dce, live_nodes,
-                          sums_nothing, untraced_by_inlining, upcast_only)
+                          inlined_sum, sums_nothing, untraced_by_inlining, upcast_only)
 
 
 class FateBuilder:
@@ -158,8 +158,9 @@ class FateBuilder:
                 if n.users and all(u in gone for u in n.users):
                     gone.add(i)
                     out.add(i)
-            elif i not in surv and not (self.gpu_cse and self.untraced[i]) and \
-                    not layout_tuples.loop_init(B, n, m.b2a):  # gpu2: inlined; cpu6: loop state
+            elif i not in surv and not (self.untraced[i] and (self.gpu_cse or inlined_sum(
+                    B, n))) and not layout_tuples.loop_init(B, n, m.b2a):  # gpu2: inlined;
+                # cpu6: loop state; old3: a reduce inlined with its call keeps its init
                 gone.add(i)
         return out
 

@@ -56,6 +56,14 @@ def sums_nothing(view: View, n: Node) -> bool:
         model_sums_nothing(n.inst, view.nodes[n.operands[0]].inst.shape)
 
 
+def inlined_sum(view: View, n: Node) -> bool:
+    """A reduce that sums something, of an inlined callee: the inliner rebuilds it on the
+    call's inputs and it lives on, reading its initial value (a literal that CSE then
+    merges: fresh 16 apot's ``_var_28`` ``constant.1160``, merged at CSE under JAX 0.4.30).
+    A select or an arithmetic op there may be simplified away instead: not this."""
+    return n.opcode == "reduce" and not sums_nothing(view, n)
+
+
 def live_nodes(view: View) -> bytearray:
     """1 where something a node computes reaches an output (entry root, side effects)."""
     nodes = view.nodes
