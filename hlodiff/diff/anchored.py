@@ -41,7 +41,8 @@ def _sources(nodes, paired, n, depth: int = 3) -> list[int]:
     return out
 
 
-def _elements(n) -> int:
+def elements(n) -> int:
+    """Elements of a node's array shape (-1 for a tuple or no shape)."""
     sh = n.inst.shape
     return -1 if sh is None or sh.is_tuple else sh.num_elements
 
@@ -50,7 +51,7 @@ def _holds(b, a) -> bool:
     """Could ``a`` hold ``b``'s value: as many elements (rebuilt on another shape) or a
     whole fraction of them (one device's shard)? A split-K gemm's partial products have
     more elements than the dot: its value is in the reduction after it."""
-    nb, na = _elements(b), _elements(a)
+    nb, na = elements(b), elements(a)
     return na > 0 and nb > 0 and na <= nb and nb % na == 0
 
 

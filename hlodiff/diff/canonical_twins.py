@@ -20,27 +20,12 @@ shape and their operands' shapes in the hash.
 
 from __future__ import annotations
 
+from .anchored import elements
 from .called_fp import computation_hashes
 from .view import CSE_COMMUTATIVE, Node, View, operands_first
 from .value_facts import ELEMENTWISE
 
 _VIEWS = ("reshape", "bitcast", "broadcast")
-
-
-def _count(dims: str) -> int:
-    """Elements of a shape written ``f32[8,4]`` (tuples and unknown: -1)."""
-    if dims.startswith("(") or "[" not in dims:
-        return -1
-    inner = dims[dims.index("[") + 1:dims.rindex("]")]
-    n = 1
-    for d in inner.split(","):
-        d = d.strip().lstrip("<=")
-        if not d:
-            continue
-        if not d.isdigit():
-            return -1
-        n *= int(d)
-    return n
 
 
 def canonical_fingerprints(v: View) -> list[int]:
@@ -55,11 +40,11 @@ def canonical_fingerprints(v: View) -> list[int]:
         if n.alias >= 0:
             continue
         etype = n.dims.split("[", 1)[0]
-        if n.opcode in _VIEWS and len(ops) == 1 and _count(n.dims) == _count(nodes[ops[0]].dims) > 0:
+        if n.opcode in _VIEWS and len(ops) == 1 and elements(n) == elements(nodes[ops[0]]) > 0:
             out[i] = out[ops[0]]
-        elif n.opcode == "broadcast" and len(ops) == 1 and _count(nodes[ops[0]].dims) == 1:
+        elif n.opcode == "broadcast" and len(ops) == 1 and elements(nodes[ops[0]]) == 1:
             out[i] = hash(("splat", etype, out[ops[0]]))  # shape from what reads it
-        elif n.opcode == "constant" and _count(n.dims) == 1:
+        elif n.opcode == "constant" and elements(n) == 1:
             out[i] = hash(("literal", etype, n.inst.literal))
         elif n.opcode in ELEMENTWISE and ops:
             sub = [out[o] for o in ops]
@@ -99,7 +84,7 @@ class CanonicalTwins:
         if b.alias >= 0 or not live[b.idx] or cv[b.idx] or self.m.b2a[b.idx] >= 0 or \
                 b.opcode in ("parameter", "tuple", "get-tuple-element", "call") or \
                 b.opcode in _VIEWS and b.operands and \
-                _count(b.dims) == _count(B.nodes[b.operands[0]].dims):
+                elements(b) == elements(B.nodes[b.operands[0]]):
             return None
         s = self.index.get((self.cfp[b.idx], b.dims, b.ctx))
         return None if s is None or s == b.idx else B.nodes[s]

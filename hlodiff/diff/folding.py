@@ -9,6 +9,7 @@ now is a literal. A look-alike literal elsewhere after optimization is not it.
 
 from __future__ import annotations
 
+from .identities import ZERO_LITERALS
 from .value_facts import NOT_FOLDED
 from .view import Node, View
 
@@ -164,7 +165,7 @@ def negated(v: View, fold: bytearray, c: int, u: int) -> bool:
     (cpu3 helper). unseen dropout_ln_rng (jax 0.10.2, CPU), erf_inv: dump 0012 holds
     ``negate.2 = f32[] negate(constant.193)`` (2.5, was ``subtract(erf_inv.88,
     broadcast(2.5))``), dump 0013 (constant_folding) folds it: "folded by constant_folding"."""
-    if str(v.nodes[c].inst.literal).strip() in ("0", "-0", "0.0", "-0.0"):
+    if str(v.nodes[c].inst.literal).strip() in ZERO_LITERALS:
         return False  # x - 0 is x: algsimp removes it with its literal (old3 fixture)
     un = v.nodes[u]
     if un.opcode == "broadcast" and un.alias < 0:

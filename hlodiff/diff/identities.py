@@ -15,7 +15,7 @@ from __future__ import annotations
 from .constvals import literal_through
 from .view import View
 
-_ZERO = {"0", "-0", "0.0", "-0.0", "false"}
+ZERO_LITERALS = {"0", "-0", "0.0", "-0.0", "false"}
 _ONE = {"1", "1.0", "true"}
 
 
@@ -30,9 +30,9 @@ def _identity_use(v: View, u: int, i: int, lit: str, spmd: bool = False) -> bool
         return False
     rhs = n.operands[1] == i
     if n.opcode == "add":
-        return lit in _ZERO
+        return lit in ZERO_LITERALS
     if n.opcode == "subtract":
-        return rhs and lit in _ZERO
+        return rhs and lit in ZERO_LITERALS
     if n.opcode == "multiply":
         return lit in _ONE
     if n.opcode == "divide":
