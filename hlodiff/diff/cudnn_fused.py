@@ -18,7 +18,11 @@ _TARGET = "__cudnn$convBiasActivationForward"
 
 
 def bias_adds(m, fates: list) -> int:
-    """Name the fused call for each bias add (and its broadcast) the rewriter took in.
+    """Name the fused call for each bias add (and its broadcast) the rewriter took in, and
+    for a residual add whose other operand became the call's side input (its fourth
+    operand: ``conv(x, w) + bias + side``; fresh 23 resunet_plus_plus on 8 H100s,
+    ``add.605 = add(conv_general_dilated.86, add.604)`` in
+    ``cudnn-conv-bias-activation.39 = custom-call(x, w, bias, loop_add_fusion)``).
     ``m``: a ``match.Matching``; ``fates``: the fates of ``m.before.nodes``, by index.
     Returns how many fates changed."""
     A, B = m.after, m.before
@@ -32,12 +36,18 @@ def bias_adds(m, fates: list) -> int:
         if conv < 0 or Bn[conv].opcode != "convolution":
             continue
         bias = A.resolve(call.raw_operands[2])
+        side = A.resolve(call.raw_operands[3]) if len(call.raw_operands) > 3 else -1
         for u in Bn[conv].users:
             add = Bn[u]
             if add.opcode != "add" or m.b2a[u] >= 0 or len(add.operands) != 2:
                 continue
             other = add.operands[1] if add.operands[0] == conv else add.operands[0]
             bc = Bn[other]
+            y = m.b2a[other]  # (a fusion resolves to its root: a fused side input pairs)
+            if side >= 0 and y >= 0 and A.resolve(y) == side:
+                c += _take(fates, u, call, Bn[conv].name, "the residual addition",
+                           f"its other operand {bc.name} is the call's side input")
+                continue
             if bc.opcode != "broadcast" or not bc.raw_operands:
                 continue
             src = m.b2a[B.resolve(bc.raw_operands[0])]
@@ -46,11 +56,15 @@ def bias_adds(m, fates: list) -> int:
             for i, what in ((u, "the bias addition"), (other, "the bias broadcast")):
                 if i == other and (len(bc.users) != 1 or m.b2a[i] >= 0):
                     continue
-                f = fates[i]
-                f.fate, f.after, f.fusion, f.fusion_kind, f.into = \
-                    "rewritten", call.name, None, None, None
-                f.reason = (f"{what} of {Bn[conv].name} went into cuDNN's fused "
-                            f"convolution {call.name} ({_TARGET}, by the cudnn fused "
-                            "convolution rewriter)")
-                c += 1
+                c += _take(fates, i, call, Bn[conv].name, what)
     return c
+
+
+def _take(fates: list, i: int, call, conv: str, what: str, why: str = "") -> int:
+    """Make before node ``i``'s fate: rewritten into the fused call ``call``."""
+    f = fates[i]
+    f.fate, f.after, f.fusion, f.fusion_kind, f.into = "rewritten", call.name, None, None, None
+    f.reason = (f"{what} of {conv} went into cuDNN's fused convolution {call.name} "
+                f"({_TARGET}, by the cudnn fused convolution rewriter"
+                + (f"; {why})" if why else ")"))
+    return 1

@@ -41,6 +41,7 @@ from .collective_elements import element_readers, element_sources
 from .rewrite_cands import SCAN_CAP, rewrite_bucket, rewrite_cands
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
 from .sunk_broadcasts import pair_sunk
+from .narrow_converts import UPCAST_ARITHMETIC, unconverted
 from .view import Node, View
 
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
@@ -108,7 +109,12 @@ def _seed(m: Matching) -> None:
         m.pair(rb, ra, "root")
 
 
-def _unique_buckets(m: Matching, key, how: str, ok=None) -> int:
+def _unique_buckets(m: Matching, key, how: str, ok=None, top_first: bool = False) -> int:
+    """Pair the before and after nodes whose ``key`` is unique on both sides. With
+    ``top_first``, a key held by one top-level after node and copies inside fusions counts
+    as unique to the top-level one: fusion clones a constant into each kernel that reads it
+    and keeps the original for its other users (fresh 7 multi_key_sort: the cumsum's init
+    0, inlined as ``constant.4``, also padded into ``broadcast_bitcast_fusion``)."""
     bb: dict = defaultdict(list)
     ab: dict = defaultdict(list)
     for n in _live(m.before.nodes):
@@ -124,6 +130,9 @@ def _unique_buckets(m: Matching, key, how: str, ok=None) -> int:
     c = 0
     for k, al in ab.items():
         bl = bb[k]
+        if top_first and len(al) > 1:
+            tops = [y for y in al if m.after.nodes[y].top]
+            al = tops if len(tops) == 1 else al
         if len(bl) == 1 and len(al) == 1 and (ok is None or ok(m, bl[0], al[0])):
             c += m.pair(bl[0], al[0], how)
     return c
@@ -343,16 +352,24 @@ def _score(m: Matching, b: Node, a: Node, key=None, skip=None) -> int:
     partitioner added counts as the value it sums (collective_elements.py)."""
     b2a = m.b2a
     s = 0
-    ao = a.operands if key is None else [key(o) for o in a.operands]
+    # a narrow float computed in f32: its operands are read through float normalization's
+    # converts on the after side (narrow_converts.py)
+    peel = b.mdims != b.dims and b.opcode in UPCAST_ARITHMETIC
+    ops = a.operands
     if m.parts:  # an element of a collective the partitioner added carries its operand
         es = element_sources(m.after)
-        if any(o in es for o in a.operands):
-            ao = [es.get(o, o) if key is None else key(es.get(o, o)) for o in a.operands]
+        if any(o in es for o in ops):
+            ops = [es.get(o, o) for o in ops]
+    if peel:
+        ops = [unconverted(m.after, o, m.a2b) for o in ops]
+    ao = ops if key is None else [key(o) for o in ops]
     for i, x in enumerate(b.operands):
         y = b2a[x]
         if y < 0:  # an element of a removed jax.checkpoint barrier: its reader now reads
             y = handed_on_partner(m, x)  # the value the element handed on
         if y >= 0 and not (skip and y in skip):
+            if peel:
+                y = unconverted(m.after, y, m.a2b)
             if key is not None:
                 y = key(y)
             if i < len(ao) and ao[i] == y:
@@ -641,7 +658,7 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         from .shardmatch import recorded_names
         recorded_names(m, _score)
     _unique_buckets(m, _meta_key, "metadata", param_reads.fits)
-    _unique_buckets(m, constant_meta_key, "metadata")  # loops4: with the literal
+    _unique_buckets(m, constant_meta_key, "metadata", top_first=True)  # loops4: with the literal
     _unique_buckets(m, _fp_key, "fingerprint", _shape_tells if sharded else None)
     _propagate(m)
     pair_bare_loops(m)  # loops4: a loop rebuilt without metadata, by its condition

@@ -78,10 +78,11 @@ def _twin_fate(good: InstructionFate) -> str:
 
 
 def _correct_twins(regions: list[Region], fates: dict, after_ops: dict,
-                   pattern_calls: set[str]) -> list[InstructionFate]:
+                   pattern_calls: set[str], moved: dict) -> list[InstructionFate]:
     """Give a twin whose fate names a look-alike of another opcode the kernel of its
-    partner (the one value CSE kept). Returns the fates it changed. ``pattern_calls``:
-    library calls that took a whole pattern of instructions; their ops stay with them."""
+    partner (the one value CSE kept). Returns the fates it changed; ``moved`` gets each
+    one's former place (by ``id``). ``pattern_calls``: library calls that took a whole
+    pattern of instructions; their ops stay with them."""
     changed = []
     for r in regions:
         for n, t in list(r.twins.items()) + list(r.recompute_twins.items()):
@@ -103,6 +104,7 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict,
                     continue
                 if (bad.fusion or bad.after) == (good.fusion or good.after):
                     continue
+                moved[id(bad)] = bad.fusion or bad.after
                 bad.fate = _twin_fate(good)  # its value is computed by its twin's instruction
                 bad.after, bad.fusion, bad.fusion_kind = good.after, good.fusion, good.fusion_kind
                 bad.into = good.before if bad.fate == "merged" else None
@@ -113,11 +115,22 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict,
     return changed
 
 
-def _follow_views(before: Module, fates: dict, changed: list[InstructionFate]) -> int:
-    """A reshape or bitcast of a corrected twin that the fallback placed at a reader's kernel
-    ("became a layout change") re-views the twin's data: it lives where the twin does
-    (reshape-mover sank it below its readers; layout assignment made it a bitcast of the
-    dot's output). Returns how many fates changed."""
+_VIEWS = frozenset({"reshape", "bitcast", "broadcast", "copy", "transpose"})
+
+
+def _follow_views(before: Module, fates: dict, changed: list[InstructionFate],
+                  moved: dict) -> int:
+    """A view of a corrected twin (reshape, bitcast, a broadcast or transpose that moves no
+    element: as many elements) re-views the twin's data, so it lives where the twin does.
+    Two kinds were placed by the twin's former, wrong place: one the fallback put at a
+    reader's kernel ("became a layout change": reshape-mover sank it below its readers,
+    layout assignment made it a bitcast of the dot's output), and one algsimp removed as
+    an identity, whose value the engine took from the twin's fate before the correction
+    (fresh 23 remat_memory_efficient_densenet, JAX 0.4.30: ``reshape.522`` of
+    ``rsqrt.521`` and the no-op ``broadcast.523`` after it were named at the consumer
+    ``fusion.675.clone`` where ``rsqrt.521`` had been; the oracle ends them with the rsqrt
+    in ``fusion.676``). ``moved``: a changed fate's former place, by ``id``. Returns how
+    many fates changed."""
     if not changed:
         return 0
     users: dict[tuple[str, str], list] = {}
@@ -130,15 +143,24 @@ def _follow_views(before: Module, fates: dict, changed: list[InstructionFate]) -
     done, todo = 0, list(changed)
     while todo:
         src = todo.pop()
+        here = src.fusion or src.after
         for u in users.get((src.computation, src.before), []):
             f = fates.get((src.computation, u.name))
-            if f is None or u.opcode not in ("reshape", "bitcast") or f.fate != "rewritten" or \
+            if f is None or u.opcode not in _VIEWS or f.fate != "rewritten" or \
                     size.get((src.computation, src.before)) != u.shape.num_elements or \
-                    not (f.reason or "").startswith(f"{u.opcode} became a layout change") or \
-                    (f.fusion or f.after) == (src.fusion or src.after):
+                    (f.fusion or f.after) == here:
                 continue
+            was = f.fusion or f.after
+            if (f.reason or "").startswith(f"{u.opcode} became a layout change") and \
+                    u.opcode in ("reshape", "bitcast"):
+                f.reason = f"{u.opcode} of {src.before}, a view of its data"
+            elif was is not None and was == moved.get(id(src)):
+                head = (f.reason or "").split("; the value is in ")[0]
+                f.reason = f"{head}; the value is in {here}"
+            else:
+                continue
+            moved[id(f)] = was
             f.after, f.fusion, f.fusion_kind = src.after, src.fusion, src.fusion_kind
-            f.reason = f"{u.opcode} of {src.before}, a view of its data"
             todo.append(f)
             done += 1
     return done
@@ -173,8 +195,9 @@ def correct_fates(before: Module, after: Module, fl: list[InstructionFate]) -> i
     after_ops = {i.name: i.opcode for i in after.instructions()}
     pattern_calls = {i.name for i in after.instructions()
                      if i.custom_call_target in _PATTERN_TARGETS}
-    changed = _correct_twins(regions, fates, after_ops, pattern_calls)
-    return len(changed) + _follow_views(before, fates, changed)
+    moved: dict[int, str | None] = {}
+    changed = _correct_twins(regions, fates, after_ops, pattern_calls, moved)
+    return len(changed) + _follow_views(before, fates, changed, moved)
 
 
 def analyse(before: Module, after: Module, fl: list[InstructionFate],
