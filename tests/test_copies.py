@@ -45,20 +45,26 @@ def test_a_constant_kept_beside_its_fused_copy_is_kept():
         assert f.after in orc.destinations(name), (f.after, orc.destinations(name))
 
 
+def _instructions(before):
+    """(computation, its instructions by name, instruction) for every instruction."""
+    for c in before.computations:
+        by = {i.name: i for i in c.instructions}
+        for i in c.instructions:
+            yield c, by, i
+
+
 def _views_of_rsqrts(before):
     """(computation, instruction) of each reshape or broadcast reading an rsqrt directly or
     through such views, with as many elements as the rsqrt."""
     out = []
-    for c in before.computations:
-        by = {i.name: i for i in c.instructions}
-        for i in c.instructions:
-            x = i
-            while x is not None and x.opcode in ("reshape", "broadcast") and \
-                    x.shape.num_elements == i.shape.num_elements:
-                x = by.get(x.operands[0])
-            if x is not None and x is not i and x.opcode == "rsqrt" and \
-                    x.shape.num_elements == i.shape.num_elements:
-                out.append((c.name, i.name))
+    for c, by, i in _instructions(before):
+        x = i
+        while x is not None and x.opcode in ("reshape", "broadcast") and \
+                x.shape.num_elements == i.shape.num_elements:
+            x = by.get(x.operands[0])
+        if x is not None and x is not i and x.opcode == "rsqrt" and \
+                x.shape.num_elements == i.shape.num_elements:
+            out.append((c.name, i.name))
     return out
 
 
@@ -84,13 +90,11 @@ def test_a_residual_add_in_cudnns_side_input_names_the_fused_convolution():
     # kernel computing x * s + b2.
     before, res, orc = _run("gpu8", "res_step")
     adds = []
-    for c in before.computations:
-        by = {i.name: i for i in c.instructions}
-        for i in c.instructions:
-            o = orc.fates.get(i.name)
-            if i.opcode == "add" and o is not None and o.computation == c.name and \
-                    o.pass_name == "cudnn-fused-convolution-rewriter":
-                adds.append((c.name, i, any(by[x].opcode == "broadcast" for x in i.operands)))
+    for c, by, i in _instructions(before):
+        o = orc.fates.get(i.name)
+        if i.opcode == "add" and o is not None and o.computation == c.name and \
+                o.pass_name == "cudnn-fused-convolution-rewriter":
+            adds.append((c.name, i, any(by[x].opcode == "broadcast" for x in i.operands)))
     assert any(not bias for _, _, bias in adds), adds  # the residual (and the bias adds)
     for comp, i, bias in adds:
         f = res.fate_of(comp, i.name)
@@ -105,13 +109,11 @@ def test_narrow_multiplies_are_told_apart_through_normalizations_converts():
     # x in the tanh kernel, each reading f32 converts of bf16 values.
     before, res, orc = _run("cpu8", "gelu_step")
     cubes = []
-    for c in before.computations:
-        by = {i.name: i for i in c.instructions}
-        for i in c.instructions:
-            sq = by.get(i.operands[0]) if i.opcode == "multiply" else None
-            if sq is not None and sq.opcode == "multiply" and sq.operands[0] == sq.operands[1] \
-                    and i.operands[1] == sq.operands[0]:
-                cubes.append((c.name, i.name, sq.name))
+    for c, by, i in _instructions(before):
+        sq = by.get(i.operands[0]) if i.opcode == "multiply" else None
+        if sq is not None and sq.opcode == "multiply" and sq.operands[0] == sq.operands[1] \
+                and i.operands[1] == sq.operands[0]:
+            cubes.append((c.name, i.name, sq.name))
     assert cubes
     for comp, cube, square in cubes:
         for name in (cube, square):
