@@ -35,7 +35,8 @@ partner's kernel (the identical computation).
 from __future__ import annotations
 
 from ..analysis.remat_regions import TRIVIAL, Region, find_regions, value_bytes
-from ..hlo.model import Module
+from ..hlo.model import Instruction, Module
+from .forwarding import same_values
 from .onednn_softmax import TARGET as ONEDNN_SOFTMAX
 from .result import InstructionFate
 
@@ -78,11 +79,11 @@ def _twin_fate(good: InstructionFate) -> str:
 
 
 def _correct_twins(regions: list[Region], fates: dict, after_ops: dict,
-                   pattern_calls: set[str], moved: dict) -> list[InstructionFate]:
+                   pattern_calls: set[str]) -> list[tuple[InstructionFate, str | None]]:
     """Give a twin whose fate names a look-alike of another opcode the kernel of its
-    partner (the one value CSE kept). Returns the fates it changed; ``moved`` gets each
-    one's former place (by ``id``). ``pattern_calls``: library calls that took a whole
-    pattern of instructions; their ops stay with them."""
+    partner (the one value CSE kept). Returns each fate it changed with its former place
+    (kernel or instruction). ``pattern_calls``: library calls that took a whole pattern
+    of instructions; their ops stay with them."""
     changed = []
     for r in regions:
         for n, t in list(r.twins.items()) + list(r.recompute_twins.items()):
@@ -104,64 +105,60 @@ def _correct_twins(regions: list[Region], fates: dict, after_ops: dict,
                     continue
                 if (bad.fusion or bad.after) == (good.fusion or good.after):
                     continue
-                moved[id(bad)] = bad.fusion or bad.after
+                was = bad.fusion or bad.after
                 bad.fate = _twin_fate(good)  # its value is computed by its twin's instruction
                 bad.after, bad.fusion, bad.fusion_kind = good.after, good.fusion, good.fusion_kind
                 bad.into = good.before if bad.fate == "merged" else None
                 bad.reason = (f"computed once with {good.before}, its identical twin across a "
                               "jax.checkpoint barrier (CSE once the barrier was removed)")
                 bad.candidates = []
-                changed.append(bad)
+                changed.append((bad, was))
     return changed
 
 
-_VIEWS = frozenset({"reshape", "bitcast", "broadcast", "copy", "transpose"})
-
-
-def _follow_views(before: Module, fates: dict, changed: list[InstructionFate],
-                  moved: dict) -> int:
-    """A view of a corrected twin (reshape, bitcast, a broadcast or transpose that moves no
-    element: as many elements) re-views the twin's data, so it lives where the twin does.
-    Two kinds were placed by the twin's former, wrong place: one the fallback put at a
-    reader's kernel ("became a layout change": reshape-mover sank it below its readers,
-    layout assignment made it a bitcast of the dot's output), and one algsimp removed as
-    an identity, whose value the engine took from the twin's fate before the correction
-    (fresh 23 remat_memory_efficient_densenet, JAX 0.4.30: ``reshape.522`` of
-    ``rsqrt.521`` and the no-op ``broadcast.523`` after it were named at the consumer
+def _follow_views(before: Module, fates: dict,
+                  changed: list[tuple[InstructionFate, str | None]]) -> int:
+    """A view of a corrected twin (a reshape, bitcast or copy, a broadcast or transpose that
+    moves no element: ``forwarding.same_values``) re-views the twin's data, so it lives
+    where the twin does. Two kinds were placed by the twin's former, wrong place: one the
+    fallback put at a reader's kernel ("became a layout change": reshape-mover sank it
+    below its readers, layout assignment made it a bitcast of the dot's output), and one
+    algsimp removed as an identity, whose value the engine took from the twin's fate before
+    the correction (fresh 23 remat_memory_efficient_densenet, JAX 0.4.30: ``reshape.522``
+    of ``rsqrt.521`` and the no-op ``broadcast.523`` after it were named at the consumer
     ``fusion.675.clone`` where ``rsqrt.521`` had been; the oracle ends them with the rsqrt
-    in ``fusion.676``). ``moved``: a changed fate's former place, by ``id``. Returns how
-    many fates changed."""
+    in ``fusion.676``). ``changed``: each corrected fate with its former place. Returns
+    how many fates changed."""
     if not changed:
         return 0
     users: dict[tuple[str, str], list] = {}
-    size: dict[tuple[str, str], int] = {}
+    insts: dict[tuple[str, str], Instruction] = {}
     for c in before.computations:
         for i in c.instructions:
-            size[(c.name, i.name)] = i.shape.num_elements
+            insts[(c.name, i.name)] = i
             for o in i.operands:
                 users.setdefault((c.name, o), []).append(i)
     done, todo = 0, list(changed)
     while todo:
-        src = todo.pop()
+        src, former = todo.pop()
         here = src.fusion or src.after
+        viewed = insts.get((src.computation, src.before))
         for u in users.get((src.computation, src.before), []):
             f = fates.get((src.computation, u.name))
-            if f is None or u.opcode not in _VIEWS or f.fate != "rewritten" or \
-                    size.get((src.computation, src.before)) != u.shape.num_elements or \
-                    (f.fusion or f.after) == here:
+            if f is None or f.fate != "rewritten" or viewed is None or \
+                    not same_values(u, viewed) or (f.fusion or f.after) == here:
                 continue
             was = f.fusion or f.after
             if (f.reason or "").startswith(f"{u.opcode} became a layout change") and \
                     u.opcode in ("reshape", "bitcast"):
                 f.reason = f"{u.opcode} of {src.before}, a view of its data"
-            elif was is not None and was == moved.get(id(src)):
+            elif was is not None and was == former:
                 head = (f.reason or "").split("; the value is in ")[0]
                 f.reason = f"{head}; the value is in {here}"
             else:
                 continue
-            moved[id(f)] = was
             f.after, f.fusion, f.fusion_kind = src.after, src.fusion, src.fusion_kind
-            todo.append(f)
+            todo.append((f, was))
             done += 1
     return done
 
@@ -195,9 +192,8 @@ def correct_fates(before: Module, after: Module, fl: list[InstructionFate]) -> i
     after_ops = {i.name: i.opcode for i in after.instructions()}
     pattern_calls = {i.name for i in after.instructions()
                      if i.custom_call_target in _PATTERN_TARGETS}
-    moved: dict[int, str | None] = {}
-    changed = _correct_twins(regions, fates, after_ops, pattern_calls, moved)
-    return len(changed) + _follow_views(before, fates, changed, moved)
+    changed = _correct_twins(regions, fates, after_ops, pattern_calls)
+    return len(changed) + _follow_views(before, fates, changed)
 
 
 def analyse(before: Module, after: Module, fl: list[InstructionFate],
