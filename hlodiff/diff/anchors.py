@@ -128,7 +128,7 @@ def same_attrs(m, b: int, cands: list[int]) -> list[int]:
     other opcodes' attributes change under rewrites (``_BOUNDS_KEPT``)."""
     nb, An = m.before.nodes[b], m.after.nodes
     if nb.opcode not in _BOUNDS_KEPT or any(An[y].opcode != nb.opcode for y in cands):
-        return cands
+        return read_windows(m, nb, cands)
     if m.parts and nb.opcode == "slice":
         # partitioned: a sharded dimension's bounds are the device's piece; the others
         # are kept (fresh 16 nystromformer on 8 CPUs: five windows [k:64+k] of one padded
@@ -138,6 +138,51 @@ def same_attrs(m, b: int, cands: list[int]) -> list[int]:
         key = local_attrs(nb)
         hit = [y for y in cands if local_attrs(An[y]) == key]
     return hit if hit and len(hit) < len(cands) else cands
+
+
+# ops that only reorder or regroup elements: layout assignment and the GPU's layout
+# normalization put transposes and bitcasts between a slice and its reader
+_REORDER = ("transpose", "reshape", "bitcast", "copy")
+_SWAPPABLE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
+
+
+def _window_source(nodes, i: int):
+    """The slice node whose window the value ``i`` is, read through reordering ops."""
+    for _ in range(4):
+        n = nodes[i]
+        if n.opcode == "slice":
+            return n
+        if n.opcode not in _REORDER or len(n.operands) != 1:
+            return None
+        i = n.operands[0]
+    return None
+
+
+def read_windows(m, nb, cands: list[int]) -> list[int]:
+    """The candidates none of whose operands reads another window than the before node
+    ``nb``'s operand at the same position, when some but not all do (fresh 24 bigbird on 8
+    H100s: a layer's gradient scatters four key blocks, ``split.43`` = [80:96] and
+    ``split.42`` = [64:80] of one tensor, each into a scatter fused into its own kernel
+    with a transpose before it; tied on every neighbour and on the random block indices,
+    whose values the dump elides, only the windows tell which scatter is which)."""
+    if len(cands) < 2 or not nb.operands:
+        return cands
+    keep = [y for y in cands if not reads_other_window(m, nb, m.after.nodes[y])]
+    return keep if keep and len(keep) < len(cands) else cands
+
+
+def reads_other_window(m, nb, na) -> bool:
+    """The after node ``na`` (same opcode as the before node ``nb``) reads, at some operand
+    position, a slice whose window contradicts the one ``nb`` reads there: not one value.
+    Commutative ops may have swapped operands and are never told apart this way."""
+    if nb.opcode != na.opcode or nb.opcode in _SWAPPABLE or len(nb.operands) != len(na.operands):
+        return False
+    Bn, An = m.before.nodes, m.after.nodes
+    for x, o in zip(nb.operands, na.operands):
+        w = _window_source(Bn, x)
+        if w is not None and (v := _window_source(An, o)) is not None and _contradict(m, w, v):
+            return True
+    return False
 
 
 def _bounds(n) -> list[tuple[int, int, int]] | None:
@@ -167,8 +212,10 @@ def _whole_dims(m, b, a) -> tuple[list, list, list[int]] | None:
     kb, ka = _bounds(b), _bounds(a)
     if kb is None or ka is None or len(kb) != len(ka) or not b.operands or not a.operands:
         return None
-    ob = m.before.nodes[b.operands[0]].inst.shape
-    oa = m.after.nodes[a.operands[0]].inst.shape
+    # the operand as the slice instruction reads it (the bounds index that shape), not the
+    # value the view resolves it to through bitcasts and fusion parameters
+    ob = m.before.nodes[(b.raw_operands or b.operands)[0]].inst.shape
+    oa = m.after.nodes[(a.raw_operands or a.operands)[0]].inst.shape
     if ob is None or oa is None or len(ob.dims) != len(kb) or len(oa.dims) != len(ka):
         return None
     return kb, ka, [i for i in range(len(kb)) if ob.dims[i] == oa.dims[i]]
@@ -187,7 +234,10 @@ def bounds_contradict(m, b: int, a: int) -> bool:
     whole operand is no slice at all afterwards (fresh 16 nystromformer on 8 CPUs: the
     middle window [2:66] of a sequence padded by two is the sequence itself, and was paired
     with the window [4:68] of the next kernel)."""
-    nb, na = m.before.nodes[b], m.after.nodes[a]
+    return _contradict(m, m.before.nodes[b], m.after.nodes[a])
+
+
+def _contradict(m, nb, na) -> bool:
     if nb.opcode != "slice" or na.opcode != "slice":
         return False
     w = _whole_dims(m, nb, na)

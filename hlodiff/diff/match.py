@@ -21,7 +21,8 @@ import re
 
 from collections import Counter, defaultdict
 
-from .anchors import best_by_anchors, bounds_contradict, owned_elsewhere, pair_sole_choices, real_twins, same_attrs
+from .anchors import (best_by_anchors, bounds_contradict, owned_elsewhere, pair_sole_choices,
+                      reads_other_window, real_twins, same_attrs)
 from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state, param_reads, splitk
 from .cse_pairs import move_to_survivor, pair_survivors
@@ -458,6 +459,8 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
                 continue  # shard4: not a per-device piece of b's shape
             if same_src and An[y].src != b.src:
                 continue
+            if reads_other_window(m, b, An[y]):
+                continue  # (anchors.py: fresh 24 bigbird's scatters of key blocks)
             s = _score(m, b, An[y], skip=scalars)
             if s > 0:
                 scored.append(y)
@@ -713,6 +716,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if gpunames.pair_fused_by_name(m, unique=False):  # copies in several kernels
         _propagate(m)
     if move_to_survivor(m):  # the copy CSE keeps holds the value (cse_pairs.py)
+        _propagate(m)
+    if splitk.settle(m):  # a split-K dot's reduces, before rewrites take them (bigbird)
         _propagate(m)
     skip = cse_skip(m) if cse_skip else set()
     if _rewrites(m, skip, sharded, same_op=True, defer=True):

@@ -16,7 +16,12 @@ reduce to a twin dot of the same op_name (``dot_general.15`` took ``dot_general.
 reduce). Here a partial-product dot is no rewrite candidate (:func:`partial_dots`), and a
 dot already paired with one moves to its reduce (:func:`settle`).
 
-Deviceless compiles do not autotune and never split.
+Deviceless compiles do not autotune, but the ``splitk-rewriter`` of the
+``hlo_normalization`` pipeline (jax 0.10.2) splits small gemms with a long contraction
+before autotuning: fresh 24 bigbird on 8 H100s, ``dot.95 = f32[40,128]`` becomes
+``reduce.139`` over ``dot.188 = f32[8,...]`` (dump 0103). When the gemm rewriter then swaps
+the dot's operands, the partial products come out transposed under a bitcast
+(:func:`_named_split`).
 """
 
 from __future__ import annotations
@@ -34,13 +39,30 @@ def _reduces(A, d) -> list[int]:
         rs = r.inst.shape
         dims = r.inst.dimensions
         if r.opcode != "reduce" or rs is None or rs.is_tuple or not dims or len(dims) != 1 \
-                or len(rs.dims) + 1 != len(sh.dims):
+                or len(rs.dims) + 1 != len(sh.dims) or dims[0] != 0 or sh.dims[0] < 2:
             continue
-        k = dims[0]
-        if k != 0 or sh.dims[k] < 2 or tuple(sh.dims[1:]) != tuple(rs.dims):
-            continue
-        out.append(u)
+        if tuple(sh.dims[1:]) == tuple(rs.dims) or _named_split(A, r, sh):
+            out.append(u)
     return out
+
+
+def _named_split(A, r, sh) -> bool:
+    """The reduce ``r`` sums, over its leading dimension, what a gemm kernel wrote in another
+    logical order: the gemm rewriter swapped the dot's operands, so the dot's result is the
+    transpose of the product and a bitcast (see-through in the view) gives it the product's
+    order (fresh 24 bigbird on 8 H100s: ``dot.274 = f32[8,128,40]{1,2,0}`` under the kernel's
+    ``bitcast.739 = f32[8,40,128]``, summed by ``reduce.139.9`` to f32[40,128]). Told by what
+    only the split-K rewrite writes: a computation named after the dot
+    (``dot.188.reduce_sub_computation``) and an operand of the dot's element count with the
+    same number of pieces."""
+    if not r.inst.calls or not r.inst.calls[0].endswith(".reduce_sub_computation") \
+            or not r.raw_operands:
+        return False
+    src = A.nodes[r.raw_operands[0]].inst.shape
+    if src is None or src.is_tuple or len(src.dims) != len(sh.dims) or src.dims[0] != sh.dims[0]:
+        return False
+    return tuple(src.dims[1:]) == tuple(r.inst.shape.dims) and \
+        sorted(src.dims[1:]) == sorted(sh.dims[1:])
 
 
 def units(A) -> dict[int, list[int]]:

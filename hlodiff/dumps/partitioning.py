@@ -292,10 +292,61 @@ def _loose_pick(prev, cur, a: Instruction, c2p: dict[str, str], left: dict, byna
             best, score, tied = r, sc, [r]
         elif sc == score:
             tied.append(r)
-    if best is not None and may_wait and score[2] == 0 and None in mapped:
-        return _WAIT
+    if best is not None:  # what its users rename decides among twins, and is evidence
+        read = _read_by_mapped_users(prev, cur, a, tied, c2p)
+        if read:
+            return read[0]
+    if best is not None and may_wait and (score[2] == 0 or len(tied) > 1) and None in mapped:
+        return _WAIT  # (twins sharing the evidence: an unmapped operand or a user may tell)
     if best is not None and len(tied) > 1 and a.operands:  # twins: their users decide
         deep = deep_user_match(prev.users, ptop, cur.users, ctop, a, tied)
         if deep:
             best = tied[deep[0]]
     return best
+
+
+def _read_by_mapped_users(prev, cur, a: Instruction, tied: list[Instruction],
+                          c2p: dict[str, str]) -> list[Instruction]:
+    """The tied candidates read, at the same operand position, by what the users of ``a``
+    rename, when that tells some apart or confirms the only one left (fresh 24 segnet on 8
+    H100s, dump 0018: Adam's ``g * (1 - b2)`` of each f32[16] parameter reads the
+    parameter's new reduce-scatter slice and one shared broadcast; every twin ties on its
+    operands and on its users' shapes and names, and the first in text order took another
+    parameter's; the ``add`` of the second moment, renamed by its other operand, says
+    which). Not a per-device piece of a whole instruction that can be the candidate
+    (:func:`_piece_of_whole`), nor an element of another index: a loop's state keeps its
+    order unless the round trip moved it, and readers renamed in text order do not say
+    that it did (fresh 3 gru_scan on 8 H100s, dump 0013)."""
+    want = {(c2p[u], k) for u, k in cur.users.get(a.name, ()) if u in c2p}
+    if not want:
+        return []
+    out = [r for r in tied if want & set(prev.users.get(r.name, ()))
+           and r.index == a.index and not _piece_of_whole(cur.top, a, r)]
+    return out if len(out) == 1 or len(out) < len(tied) else []
+
+
+# the partitioner's plumbing between a value and the per-device piece a user reads
+_RESHARD = ("tuple", "get-tuple-element", "dynamic-slice", "slice", "reshape", "bitcast", "copy")
+
+
+def _piece_of_whole(ctop: dict, a: Instruction, r: Instruction) -> bool:
+    """``a`` is the partitioner's per-device piece of an instruction that has ``r``'s very
+    shape (a get-tuple-element of a new tuple of dynamic slices of the whole element): the
+    whole one is ``r``; ``a``'s users read the piece (fresh 14 mixture_of_depths_topk_router
+    on 8 CPU devices, dump 0006: layer 1's top-k stays whole, its index element
+    ``get-tuple-element.4``; the sort reads ``get-tuple-element.5`` of the per-device tuple)."""
+    if a.shape == r.shape:
+        return False
+    seen, todo = set(), list(a.operands)
+    for _ in range(16):
+        if not todo:
+            return False
+        x = ctop.get(todo.pop())
+        if x is None or x.name in seen:
+            continue
+        seen.add(x.name)
+        if x.opcode == a.opcode and x.shape == r.shape:
+            return True
+        if x.opcode in _RESHARD:
+            todo.extend(x.operands)
+    return False
