@@ -180,9 +180,23 @@ def reads_other_window(m, nb, na) -> bool:
     Bn, An = m.before.nodes, m.after.nodes
     for x, o in zip(nb.operands, na.operands):
         w = _window_source(Bn, x)
-        if w is not None and (v := _window_source(An, o)) is not None and _contradict(m, w, v):
+        if w is not None and (v := _window_source(An, o)) is not None and \
+                _same_frame(m, w, v) and _contradict(m, w, v):
             return True
     return False
+
+
+def _same_frame(m, w, v) -> bool:
+    """Slices ``w`` (before) and ``v`` (after) cut operands of one shape, dimension by
+    dimension, up to the partitioner's per-device pieces: a dimension compared by size alone
+    may be another one where layout normalization reordered them (fresh 9
+    qk_norm_softcap_attention on one H100: RoPE's halves, sliced from f32[8,8,2,8] before
+    and from f32[8,2,8,8] after)."""
+    ob = m.before.nodes[(w.raw_operands or w.operands)[0]].inst.shape
+    oa = m.after.nodes[(v.raw_operands or v.operands)[0]].inst.shape
+    if ob is None or oa is None or ob.is_tuple or oa.is_tuple or len(ob.dims) != len(oa.dims):
+        return False
+    return all(a == b or (m.parts and 0 < a < b and b % a == 0) for a, b in zip(oa.dims, ob.dims))
 
 
 def _bounds(n) -> list[tuple[int, int, int]] | None:
