@@ -15,7 +15,7 @@ import re
 
 from .param_deps import closest
 from .stacked_reads import same_layer
-from .view import local_attrs
+from .view import CSE_COMMUTATIVE, local_attrs
 
 _DEPTH = 5
 # tuples, their elements and data-movement ops: passes build new ones carrying the op_name
@@ -143,7 +143,6 @@ def same_attrs(m, b: int, cands: list[int]) -> list[int]:
 # ops that only reorder or regroup elements: layout assignment and the GPU's layout
 # normalization put transposes and bitcasts between a slice and its reader
 _REORDER = ("transpose", "reshape", "bitcast", "copy")
-_SWAPPABLE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
 
 
 def _window_source(nodes, i: int):
@@ -158,6 +157,17 @@ def _window_source(nodes, i: int):
     return None
 
 
+def windows_read(m, nb) -> list | None:
+    """Per operand position of the before node ``nb``, the slice whose window it reads
+    (None where it reads none); None when it reads no window, or when it is commutative
+    (its operands may be swapped after, and are never told apart by position)."""
+    if nb.opcode in CSE_COMMUTATIVE or not nb.operands:
+        return None
+    Bn = m.before.nodes
+    wins = [_window_source(Bn, x) for x in nb.operands]
+    return wins if any(w is not None for w in wins) else None
+
+
 def read_windows(m, nb, cands: list[int]) -> list[int]:
     """The candidates none of whose operands reads another window than the before node
     ``nb``'s operand at the same position, when some but not all do (fresh 24 bigbird on 8
@@ -165,21 +175,23 @@ def read_windows(m, nb, cands: list[int]) -> list[int]:
     ``split.42`` = [64:80] of one tensor, each into a scatter fused into its own kernel
     with a transpose before it; tied on every neighbour and on the random block indices,
     whose values the dump elides, only the windows tell which scatter is which)."""
-    if len(cands) < 2 or not nb.operands:
+    if len(cands) < 2:
         return cands
-    keep = [y for y in cands if not reads_other_window(m, nb, m.after.nodes[y])]
+    wins = windows_read(m, nb)
+    if wins is None:
+        return cands
+    keep = [y for y in cands if not reads_other_window(m, nb, wins, m.after.nodes[y])]
     return keep if keep and len(keep) < len(cands) else cands
 
 
-def reads_other_window(m, nb, na) -> bool:
-    """The after node ``na`` (same opcode as the before node ``nb``) reads, at some operand
-    position, a slice whose window contradicts the one ``nb`` reads there: not one value.
-    Commutative ops may have swapped operands and are never told apart this way."""
-    if nb.opcode != na.opcode or nb.opcode in _SWAPPABLE or len(nb.operands) != len(na.operands):
+def reads_other_window(m, nb, wins: list | None, na) -> bool:
+    """The after node ``na`` (same opcode as the before node ``nb``, whose
+    ``windows_read`` are ``wins``) reads, at some operand position, a slice whose window
+    contradicts the one ``nb`` reads there: not one value."""
+    if wins is None or nb.opcode != na.opcode or len(wins) != len(na.operands):
         return False
-    Bn, An = m.before.nodes, m.after.nodes
-    for x, o in zip(nb.operands, na.operands):
-        w = _window_source(Bn, x)
+    An = m.after.nodes
+    for w, o in zip(wins, na.operands):
         if w is not None and (v := _window_source(An, o)) is not None and \
                 _same_frame(m, w, v) and _contradict(m, w, v):
             return True

@@ -22,7 +22,7 @@ import re
 from collections import Counter, defaultdict
 
 from .anchors import (best_by_anchors, bounds_contradict, owned_elsewhere, pair_sole_choices,
-                      reads_other_window, real_twins, same_attrs)
+                      reads_other_window, real_twins, same_attrs, windows_read)
 from .canonical import pair_wrapped
 from . import constvals, gpunames, loop_state, param_reads, splitk
 from .cse_pairs import move_to_survivor, pair_survivors
@@ -449,6 +449,7 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
         best, best_s, seen, ties, scored = -1, 0, 0, [], []
         same_src = b.src is not None and fps[b.fp] == 1 and any(
             An[y].src == b.src for y in cands[:SCAN_CAP] if m.a2b[y] < 0)
+        wins = windows_read(m, b)  # (anchors.py: fresh 24 bigbird's scatters of key blocks)
         for y in cands:
             if m.a2b[y] >= 0:
                 continue
@@ -459,8 +460,8 @@ def _similarity(m: Matching, settle_ties: bool = True) -> int:
                 continue  # shard4: not a per-device piece of b's shape
             if same_src and An[y].src != b.src:
                 continue
-            if reads_other_window(m, b, An[y]):
-                continue  # (anchors.py: fresh 24 bigbird's scatters of key blocks)
+            if reads_other_window(m, b, wins, An[y]):
+                continue  # another window than b's
             s = _score(m, b, An[y], skip=scalars)
             if s > 0:
                 scored.append(y)
