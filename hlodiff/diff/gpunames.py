@@ -89,3 +89,41 @@ def pair_fused_by_name(m, unique: bool = True) -> int:
         if ys and (len(ys) == 1 or not unique):
             c += m.pair(b.idx, ys[0], "name")
     return c
+
+
+def give_copies_to_namesakes(m) -> int:
+    """Hand a fused copy named after an open before node ``S`` back to ``S`` when another
+    before node, an identical copy of ``S`` (same exact-subgraph and value fingerprints, in
+    one computation), holds it.
+
+    CSE keeps one of identical instructions and fusion then clones that one into each kernel
+    that reads it, under its name (``S.k``, ``S.k.clone.N``; see :func:`pair_fused_by_name`).
+    Structural propagation reaches the clones from whatever users were paired first, and may
+    hand them to a copy CSE merged away: fresh 19 ncsn_unet_cond_instancenorm_dsm on one H100,
+    the learning rate ``broadcast(min(...))`` computed once per parameter; CSE keeps
+    ``mul.1368``, whose clones ``mul.1368.33.clone.1`` and ``mul.1368.73.clone.1`` went to
+    ``mul.1438`` and ``mul.1416``, and ``mul.1368`` then took a look-alike of another shape.
+    The clone's name decides; the copy that held it is left open, for the fate step to call
+    it merged into ``S``. Returns the number of clones moved."""
+    B, A = m.before.nodes, m.after.nodes
+    by_name: dict[str, int] = {}
+    for b in B:
+        if b.alias < 0 and b.site is None and b.opcode != "parameter":
+            by_name[b.name] = b.idx
+    c = 0
+    for a in A:
+        if a.fusion < 0 or a.alias >= 0 or a.opcode == "parameter":
+            continue
+        x = m.a2b[a.idx]
+        if x < 0:
+            continue
+        hit = _FUSED_COPY.match(a.name)
+        s = by_name.get(hit.group(1)) if hit else None
+        if s is None or s == x or m.b2a[s] >= 0:
+            continue
+        S, X = B[s], B[x]
+        if S.fp != X.fp or S.vfp != X.vfp or S.ctx != X.ctx or not _same_op(S, a):
+            continue
+        m.unpair(x)
+        c += m.pair(s, a.idx, "name")
+    return c

@@ -716,6 +716,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     if gpunames.pair_fused_by_name(m, unique=False):  # copies in several kernels
         _propagate(m)
+    if gpunames.give_copies_to_namesakes(m):  # clones of the copy CSE kept (GPU names)
+        _propagate(m)
     if move_to_survivor(m):  # the copy CSE keeps holds the value (cse_pairs.py)
         _propagate(m)
     if splitk.settle(m):  # a split-K dot's reduces, before rewrites take them (bigbird)

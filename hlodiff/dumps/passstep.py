@@ -18,6 +18,7 @@ from .relaid import rebuilt_once
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .fused_bodies import FusedBodies
+from .kernel_clones import clones_of_removed_kernels
 from .foldresults import folded_results
 from .passorphans import inlined_projections, inlined_roots, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
@@ -142,8 +143,7 @@ class _Snap:
                 self.top[i.name] = i
         self.all_names.update(self.top)
         self.users: dict[str, list[tuple[str, int]]] = {}
-        # A parameter of a computation called from exactly one call site stands for the
-        # call's operand (what it becomes when call-inliner inlines the call).
+        # a parameter of a callee with one call site stands for the call's operand (inlined)
         sites: dict[str, list[Instruction]] = {}
         for i in self.top.values():
             for k, o in enumerate(i.operands):
@@ -794,7 +794,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             lst = copies.setdefault(match.name, [])
             if f.name not in lst:
                 lst.append(f.name)
-        # A new fusion stands for the instruction its root was: consumers fused later in
-        # this pass (text order is post order) match through it.
+        clones_of_removed_kernels(prev, body, inner, f.name, removed, fused_into, copies)
+        # a new fusion stands for its root's instruction: later consumers match through it
         if f.name not in c2p and body.root in inner:
             c2p[f.name] = inner[body.root]
