@@ -722,8 +722,14 @@ class FateBuilder:
     def _reviewed_operand(self, b: Node, r: Node | None) -> InstructionFate | None:
         """A reshape that is gone re-views its operand's data: the survivor of the operand
         holds b's values (reshape-mover sinks the reshape below the operand's users, layout
-        assignment makes it a bitcast of the operand), not the reader the fallback found."""
-        if b.opcode not in ("reshape", "bitcast") or len(b.operands) != 1:
+        assignment makes it a bitcast of the operand), not the reader the fallback found.
+        So does a transpose that moves no byte under the layouts it already has (layout
+        normalization makes it a bitcast: gemm_fates.transpose_is_bitcast)."""
+        if b.opcode == "transpose" and len(b.operands) == 1 and \
+                self.B.nodes[b.operands[0]].opcode != "dot" and \
+                gemm_fates.transpose_is_bitcast(self.B, b):
+            pass  # (of a dot: algsimp rebuilds transpose(dot(a, b)) first, dotrewrites.py)
+        elif b.opcode not in ("reshape", "bitcast") or len(b.operands) != 1:
             # (a reduce over size-1 dimensions is a reshape; not of a twin whose kernel
             # mark_uncertain_twins will withdraw: fresh 22 colbert under JAX 0.4.30)
             if not sums_nothing(self.B, b) or b.operands[0] in self.m.twins:

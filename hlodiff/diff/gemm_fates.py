@@ -73,9 +73,35 @@ def _ndims(n: Node) -> tuple:
 
 def folded_into_dots(B, b: Node) -> bool:
     """An operand transpose read only by one dot: algsimp or transpose folding takes it
-    into the dot's dimension numbers, so its value now lives where the dot's does."""
+    into the dot's dimension numbers, so its value now lives where the dot's does. Not one
+    that moves no byte under the layouts the module already gives it (see
+    :func:`transpose_is_bitcast`): layout normalization makes that a bitcast of its
+    operand, and the operand's buffer holds its value."""
     return b.opcode == "transpose" and len(b.users) == 1 and \
-        B.nodes[b.users[0]].opcode == "dot"
+        B.nodes[b.users[0]].opcode == "dot" and not transpose_is_bitcast(B, b)
+
+
+def transpose_is_bitcast(B, b: Node) -> bool:
+    """Does the transpose ``b`` only relabel dimensions, its operand's bytes in the same
+    order? True when both layouts are given and the operand's minor-to-major order is
+    b's, mapped through the permutation (``dims[b_minor_to_major[i]] ==
+    operand_minor_to_major[i]``), as XLA's ``ShapeUtil::TransposeIsBitcast`` decides. The
+    before module of a sharded program can carry non-default layouts: fresh 24 muon on 8
+    H100s, ``transpose.126 = f32[512,128]{1,0}`` of ``div.329 = f32[128,512]{0,1}``, which
+    layout normalization (dump after it) turns into a bitcast that algsimp then folds into
+    the divide; the dot reads the divide's kernel through that bitcast."""
+    if not b.raw_operands or b.inst.dimensions is None:
+        return False
+    o = B.nodes[b.raw_operands[0]].inst.shape
+    s = b.inst.shape
+    if s.is_tuple or o.is_tuple or s.layout is None or o.layout is None:
+        return False
+    perm, out, inp = b.inst.dimensions, s.layout.minor_to_major, o.layout.minor_to_major
+    if not (len(perm) == len(out) == len(inp)):
+        return False
+    if all(perm[i] == i for i in range(len(perm))):
+        return False
+    return all(perm[out[i]] == inp[i] for i in range(len(out)))
 
 
 def flattened_in_gemm(A, b: Node, a: Node, nparts: int = 1) -> bool:
