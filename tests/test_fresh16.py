@@ -147,3 +147,14 @@ def test_a_sum_whose_negation_algsimp_moved_out_is_fused_where_it_now_sums():
     f = r.fate_of("main.5222", "reduce.3035")
     assert (f.fate, f.fusion) == ("fused", "fusion.314"), (f.fate, f.fusion, f.reason)
     assert "moved the negation out of the sum" in f.reason and "negate.129" in f.reason
+
+
+def test_dot_rebuilt_on_the_squeezed_piece_keeps_its_metadata():
+    """8 CPU devices: the pseudo-inverse's dot_general.229 = f32[8,4,8,8] (batch dims 0 and
+    1) is one device's f32[1,4,8,8]; batch-dot-simplification squeezes the unit dimension
+    (pass dumps: rewritten into dot.261), and the library rewriter puts it in ynn_fusion.189
+    as dot.598 = f32[4,8,8], with the dot's op_name and source line. The rebuilt-dot step
+    took only dots without metadata and gave it another kernel's dot (ynn_fusion.40)."""
+    r = _diff("cpu8_nystromformer_landmark_pinv_attention")
+    f = r.fate_of("main.166", "dot_general.229")
+    assert (f.fate, f.fusion) == ("rewritten", "ynn_fusion.189"), (f.fate, f.fusion, f.reason)
