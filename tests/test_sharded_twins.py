@@ -102,3 +102,24 @@ def test_the_oracle_renames_twins_as_their_users_read_them():
     checked, bad = _renames_against_operands("convbn_step")
     assert checked > 500, checked
     assert not bad, bad
+
+
+def test_slices_of_a_merged_dot_follow_the_concatenation_order():
+    # blocks_step on 8 H100s: the weight gradients of two projections, transpose(dot(...))
+    # each, are rebuilt by algsimp as dots carrying the transpose's op_name, and the dot
+    # merger merges them with a third that shares an operand: one dot over
+    # concat(x_a, x_b, x_c) and a slice per original, in that order, each slice its own
+    # kernel. Every such dot and transpose must be named in the slice of its own piece, as
+    # the pass dumps say (two pairs had been crossed).
+    before, after, res, orc = _run("gpu8", "blocks_step")
+    merged = [i for i in _entry(before) if any(p == "dot-merger" for _, p, _ in
+                                                orc.chain(i.name))
+              and any(d.startswith("wrapped_slice") for d in orc.destinations(i.name))]
+    assert len(merged) >= 8, len(merged)
+    wrong = []
+    for i in merged:
+        f = res.fate_of(before.entry_computation.name, i.name)
+        where = orc.destinations(i.name)
+        if (f.fusion or f.after) not in where:
+            wrong.append((i.name, f.fusion or f.after, where))
+    assert not wrong, wrong

@@ -90,3 +90,155 @@ def merged_reason(m, a) -> str:
     into = f" {big.name}" if big is not None else ""
     return (f"dot merged{with_} into one dot{into} (dot merger: dots sharing an operand "
             f"become one dot and a slice each); its result is {a.name}")
+
+
+_VIEWS = ("bitcast", "copy", "transpose", "reshape")
+
+
+def _cut(nodes, a) -> tuple[int, int, int] | None:
+    """(dimension, start, limit) of the one dimension the slice ``a`` cuts out of its
+    operand, or None."""
+    from .anchors import _bounds
+    kb = _bounds(a)
+    if kb is None or not a.raw_operands:
+        return None
+    full = nodes[a.raw_operands[0]].inst.shape.dims
+    cuts = [(k, s, s + c) for k, (s, c, st) in enumerate(kb)
+            if k < len(full) and (s, c) != (0, full[k]) and st == 1]
+    if len(cuts) != 1 or len(kb) != len(full):
+        return None
+    return cuts[0]
+
+
+def _down(nodes, i: int, limit: int = 12) -> list[int]:
+    """``i`` and what it reads through views and fusion parameters (to top level)."""
+    out = []
+    for _ in range(limit):
+        out.append(i)
+        n = nodes[i]
+        if n.opcode in _VIEWS and n.raw_operands:
+            i = n.raw_operands[0]
+            continue
+        if n.opcode == "parameter" and n.fusion >= 0:
+            f = nodes[n.fusion]
+            k = n.inst.parameter_number
+            if k is not None and k < len(f.raw_operands):
+                i = f.raw_operands[k]
+                continue
+        if n.opcode == "fusion" and n.alias >= 0:
+            i = n.alias
+            continue
+        break
+    return out
+
+
+def _pieces(A, dot_idx: int, size: int) -> list[tuple[int, int, int]] | None:
+    """The pieces (start, limit, node) of the one concatenation of total size ``size``
+    along its dimension that the dot ``dot_idx`` reads (through views and fusion
+    parameters), or None."""
+    nodes = A.nodes
+    found = []
+    for o in nodes[dot_idx].raw_operands:
+        for j in _down(nodes, o):
+            c = nodes[A.resolve(j)] if nodes[j].opcode == "fusion" else nodes[j]
+            if c.opcode != "concatenate" or not c.inst.dimensions:
+                continue
+            d = c.inst.dimensions[0]
+            out, at = [], 0
+            for p in c.raw_operands:
+                n = nodes[p].inst.shape.dims[d]
+                out.append((at, at + n, p))
+                at += n
+            if at == size:
+                found.append(out)
+            break
+    return found[0] if len(found) == 1 else None
+
+
+def _owners(m, nodes, i: int) -> set[int]:
+    """Before nodes paired with ``i`` or with what it reads through views."""
+    return {m.a2b[j] for j in _down(nodes, i) if m.a2b[j] >= 0}
+
+
+def _reads(B, b, limit: int = 8) -> set[int]:
+    """Before nodes the dot under ``b`` reads, through views, and the dot itself."""
+    d = b
+    for _ in range(3):
+        if d.opcode == "dot" or d.opcode not in _VIEWS or not d.operands:
+            break
+        d = B.nodes[d.operands[0]]
+    if d.opcode != "dot":
+        return set()
+    out = {d.idx}
+    for o in d.operands:
+        x = o
+        for _ in range(limit):
+            out.add(x)
+            n = B.nodes[x]
+            if n.opcode not in _VIEWS or not n.operands:
+                break
+            x = n.operands[0]
+    return out
+
+
+def settle_merged_slices(m) -> int:
+    """Give each slice of a merged dot to the before dot (or transpose of it) whose
+    operand the slice's piece of the concatenation holds.
+
+    The dot merger concatenates the operands that differ, ``concat(x_a, x_b)``, and
+    slices the merged result in that order: ``slice[0:n_a]`` is a's value. Rebuilt dots
+    carry the transpose's op_name (algsimp's dot(b, a) for transpose(dot(a, b))), so
+    twins sharing that op_name, like two heads' or two layers' gradients, tie on every
+    key, and the rewrite step paired them in text order (blocks_step on 8 H100s:
+    ``transpose.51`` went to ``wrapped_slice.2``, ``[64:96]``, whose piece is the other
+    dot's operand). A slice whose range is exactly one piece of the concatenation the
+    merged dot reads, and whose piece is read by exactly one of the before dots paired
+    with the slices of that dot, goes to that one. Returns the number of pairs moved."""
+    A, B = m.after, m.before
+    An = A.nodes
+    fam: dict[int, list[int]] = {}  # merged dot -> its paired slices
+    for a in An:
+        if a.opcode != "slice" or m.a2b[a.idx] < 0 or not a.raw_operands:
+            continue
+        src = _down(An, a.raw_operands[0])[-1]
+        if An[src].opcode == "fusion":
+            src = A.resolve(src)
+        dot = src
+        for j in _down(An, src):
+            if An[j].opcode == "dot":
+                dot = j
+                break
+        if An[dot].opcode == "dot":
+            fam.setdefault(dot, []).append(a.idx)
+    moved = 0
+    for dot, slices in fam.items():
+        if len(slices) < 2:
+            continue
+        want: dict[int, int] = {}  # slice -> before node
+        holders = {m.a2b[s]: s for s in slices}
+        reads = {y: _reads(B, B.nodes[y]) for y in holders}
+        for s in slices:
+            cut = _cut(An, An[s])
+            if cut is None:
+                break
+            k, lo, hi = cut
+            size = An[An[s].raw_operands[0]].inst.shape.dims[k]
+            pieces = _pieces(A, dot, size)
+            if pieces is None:
+                break
+            hit = [p for (plo, phi, p) in pieces if (plo, phi) == (lo, hi)]
+            if len(hit) != 1:
+                break
+            own = _owners(m, An, hit[0])
+            ys = [y for y, r in reads.items() if r & own]
+            if len(ys) != 1:
+                break
+            want[s] = ys[0]
+        if len(want) != len(slices) or set(want.values()) != set(holders) or \
+                all(holders[y] == s for s, y in want.items()):
+            continue
+        for y in holders:
+            m.unpair(y)
+        for s, y in want.items():
+            moved += m.pair(y, s, "merged dot")
+    return moved
