@@ -136,9 +136,16 @@ def _pieces(A, dot_idx: int, size: int) -> list[tuple[int, int, int]] | None:
     """The pieces (start, limit, node) of the one concatenation of total size ``size``
     along its dimension that the dot ``dot_idx`` reads (through views and fusion
     parameters), or None."""
+    hit = _concat_operand(A, dot_idx, size)
+    return hit[1] if hit else None
+
+
+def _concat_operand(A, dot_idx: int, size: int):
+    """(operand position, pieces) of the one operand of the dot ``dot_idx`` that is a
+    concatenation of total size ``size`` along its dimension (see :func:`_pieces`)."""
     nodes = A.nodes
     found = []
-    for o in nodes[dot_idx].raw_operands:
+    for pos, o in enumerate(nodes[dot_idx].raw_operands):
         for j in _down(nodes, o):
             c = nodes[A.resolve(j)] if nodes[j].opcode == "fusion" else nodes[j]
             if c.opcode != "concatenate" or not c.inst.dimensions:
@@ -150,7 +157,7 @@ def _pieces(A, dot_idx: int, size: int) -> list[tuple[int, int, int]] | None:
                 out.append((at, at + n, p))
                 at += n
             if at == size:
-                found.append(out)
+                found.append((pos, out))
             break
     return found[0] if len(found) == 1 else None
 
@@ -181,6 +188,19 @@ def _reads(B, b, limit: int = 8) -> set[int]:
     return out
 
 
+def _sliced_dot(A, a) -> int | None:
+    """The dot whose result the slice ``a`` cuts (through views, fusion parameters and
+    the kernel's root), or None."""
+    An = A.nodes
+    src = _down(An, a.raw_operands[0])[-1]
+    if An[src].opcode == "fusion":
+        src = A.resolve(src)
+    for j in _down(An, src):
+        if An[j].opcode == "dot":
+            return j
+    return None
+
+
 def settle_merged_slices(m) -> int:
     """Give each slice of a merged dot to the before dot (or transpose of it) whose
     operand the slice's piece of the concatenation holds.
@@ -200,15 +220,8 @@ def settle_merged_slices(m) -> int:
     for a in An:
         if a.opcode != "slice" or m.a2b[a.idx] < 0 or not a.raw_operands:
             continue
-        src = _down(An, a.raw_operands[0])[-1]
-        if An[src].opcode == "fusion":
-            src = A.resolve(src)
-        dot = src
-        for j in _down(An, src):
-            if An[j].opcode == "dot":
-                dot = j
-                break
-        if An[dot].opcode == "dot":
+        dot = _sliced_dot(A, a)
+        if dot is not None:
             fam.setdefault(dot, []).append(a.idx)
     moved = 0
     for dot, slices in fam.items():
@@ -242,3 +255,76 @@ def settle_merged_slices(m) -> int:
         for s, y in want.items():
             moved += m.pair(y, s, "merged dot")
     return moved
+
+
+def pair_open_pieces(m) -> int:
+    """Pair an open slice of a merged dot with the before dot of its piece.
+
+    The slices of a merged dot are often fused into their readers' kernels (blocks_step on
+    8 H100s: each layer's query, key and value projections, ``x @ w`` on one source line,
+    merged into one gemm whose slices feed the attention's concatenations). The slice
+    whose range is exactly one piece of the concatenation the merged dot reads belongs to
+    the before dot that reads both that piece and the merged dot's other operand, when
+    exactly one does. That dot is paired with the slice if it is open, or moved there if
+    the cascade gave it the merged dot itself (which keeps the first dot's metadata; the
+    first dot's value is the first slice) or a dot kernel reading neither (the other
+    layer's merged gemm, whose op_name and source line are the same). Returns the number
+    of pairs made."""
+    A, B = m.after, m.before
+    An, Bn = A.nodes, B.nodes
+    todo: dict[int, list[int]] = {}
+    for a in An:
+        if a.opcode == "slice" and a.raw_operands and a.alias < 0 and m.a2b[a.idx] < 0:
+            dot = _sliced_dot(A, a)
+            if dot is not None:
+                todo.setdefault(dot, []).append(a.idx)
+    if not todo:
+        return 0
+    readers: dict[int, list[int]] = {}  # before node -> dots reading it (through views)
+    reads: dict[int, set[int]] = {}
+    for d in Bn:
+        if d.opcode == "dot" and d.alias < 0:
+            reads[d.idx] = r = _reads(B, d)
+            for x in r:
+                readers.setdefault(x, []).append(d.idx)
+    c = 0
+    for dot, slices in todo.items():
+        done: set[int] = set()
+        for s in slices:
+            cut = _cut(An, An[s])
+            if cut is None:
+                continue
+            k, lo, hi = cut
+            hit = _concat_operand(A, dot, An[An[s].raw_operands[0]].inst.shape.dims[k])
+            if hit is None:
+                continue
+            pos, pieces = hit
+            piece = [p for (plo, phi, p) in pieces if (plo, phi) == (lo, hi)]
+            if len(piece) != 1:
+                continue
+            shared: set[int] = set()
+            for q, o in enumerate(An[dot].raw_operands):
+                if q != pos:
+                    shared |= _owners(m, An, o)
+            own = _owners(m, An, piece[0])
+            ds = {d for x in own for d in readers.get(x, ())}
+            ds = [d for d in ds if reads[d] & shared and d not in done]
+            if len(ds) != 1:
+                continue
+            d = ds[0]
+            y = m.b2a[d]
+            if y >= 0 and y != dot:  # (the merged dot itself: its value is the slice)
+                if An[y].opcode != "dot":
+                    continue
+                theirs = set()
+                for o in An[y].raw_operands:
+                    theirs |= _owners(m, An, o)
+                if reads[d] & theirs:
+                    continue  # (what it has reads what it reads)
+            if y >= 0:
+                m.unpair(d)
+            if m.pair(d, s, "merged dot"):
+                done.add(d)
+                c += 1
+    return c
+

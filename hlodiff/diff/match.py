@@ -742,8 +742,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
         _propagate(m)
     if repair_broadcast_scale(m):  # cpu4: the rewrite step may pair the narrow product
         _propagate(m)
-    from .dotmerge import merged_dots, settle_merged_slices  # twins3: the dot merger
-    if merged_dots(m) + settle_merged_slices(m):
+    from .dotmerge import merged_dots, pair_open_pieces, settle_merged_slices  # twins3
+    if merged_dots(m) + settle_merged_slices(m) + pair_open_pieces(m):  # the dot merger
         _propagate(m)
     if pair_surviving_literals(m):
         _propagate(m)
