@@ -18,11 +18,14 @@ from __future__ import annotations
 _MOVES = ("bitcast", "copy", "transpose", "reshape", "slice")  # slice: of a merged slice
 
 
-def _through(nodes, i: int) -> int:
-    """Back through layout moves and fusion parameters, to the top-level producer."""
-    for _ in range(12):
+def _walk(nodes, i: int, moves: tuple[str, ...], roots: bool, limit: int = 12) -> list[int]:
+    """``i`` and what it reads through ``moves`` and fusion parameters (to top level), and
+    with ``roots`` from a fusion into its root."""
+    out = []
+    for _ in range(limit):
+        out.append(i)
         n = nodes[i]
-        if n.opcode in _MOVES and n.raw_operands:
+        if n.opcode in moves and n.raw_operands:
             i = n.raw_operands[0]
             continue
         if n.opcode == "parameter" and n.fusion >= 0:
@@ -31,7 +34,16 @@ def _through(nodes, i: int) -> int:
             if k is not None and k < len(f.raw_operands):
                 i = f.raw_operands[k]
                 continue
+        if roots and n.opcode == "fusion" and n.alias >= 0:
+            i = n.alias
+            continue
         break
+    return out
+
+
+def _through(nodes, i: int) -> int:
+    """Back through layout moves and fusion parameters, to the top-level producer."""
+    i = _walk(nodes, i, _MOVES, False)[-1]
     return nodes[i].fusion if nodes[i].fusion >= 0 else i
 
 
@@ -110,26 +122,9 @@ def _cut(nodes, a) -> tuple[int, int, int] | None:
     return cuts[0]
 
 
-def _down(nodes, i: int, limit: int = 12) -> list[int]:
+def _down(nodes, i: int) -> list[int]:
     """``i`` and what it reads through views and fusion parameters (to top level)."""
-    out = []
-    for _ in range(limit):
-        out.append(i)
-        n = nodes[i]
-        if n.opcode in _VIEWS and n.raw_operands:
-            i = n.raw_operands[0]
-            continue
-        if n.opcode == "parameter" and n.fusion >= 0:
-            f = nodes[n.fusion]
-            k = n.inst.parameter_number
-            if k is not None and k < len(f.raw_operands):
-                i = f.raw_operands[k]
-                continue
-        if n.opcode == "fusion" and n.alias >= 0:
-            i = n.alias
-            continue
-        break
-    return out
+    return _walk(nodes, i, _VIEWS, True)
 
 
 def _pieces(A, dot_idx: int, size: int) -> list[tuple[int, int, int]] | None:
