@@ -15,6 +15,7 @@ transpose's operand. Either way the dot's value is computed in the gemm kernel.
 from __future__ import annotations
 
 from .match import Matching
+from .value_facts import ELEMENTWISE
 from .view import Node
 
 
@@ -82,16 +83,21 @@ def folded_into_dots(B, b: Node) -> bool:
 
 
 def transpose_is_bitcast(B, b: Node) -> bool:
-    """Does the transpose ``b`` only relabel dimensions, its operand's bytes in the same
-    order? True when both layouts are given and the operand's minor-to-major order is
-    b's, mapped through the permutation (``dims[b_minor_to_major[i]] ==
-    operand_minor_to_major[i]``), as XLA's ``ShapeUtil::TransposeIsBitcast`` decides. The
-    before module of a sharded program can carry non-default layouts: fresh 24 muon on 8
-    H100s, ``transpose.126 = f32[512,128]{1,0}`` of ``div.329 = f32[128,512]{0,1}``, which
-    layout normalization (dump after it) turns into a bitcast that algsimp then folds into
-    the divide; the dot reads the divide's kernel through that bitcast."""
+    """Is the transpose ``b`` of an elementwise op a relabelling of its operand's bytes in
+    the same order, which algsimp folds into that op? True when both layouts are given and
+    the operand's minor-to-major order is b's, mapped through the permutation
+    (``dims[b_minor_to_major[i]] == operand_minor_to_major[i]``), as XLA's
+    ``ShapeUtil::TransposeIsBitcast`` decides. The before module of a sharded program can
+    carry non-default layouts: fresh 24 muon on 8 H100s, ``transpose.126 =
+    f32[512,128]{1,0}`` of ``div.329 = f32[128,512]{0,1}``, which layout normalization (dump
+    after it) turns into a bitcast that algsimp then folds into the divide; the dot reads
+    the divide's kernel through that bitcast. Of another op (fresh 26 adafactor on 8
+    H100s: ``transpose.71`` of a gather) the bitcast stays and is fused into the kernels of
+    its readers, where the matcher finds it."""
     if not b.raw_operands or b.inst.dimensions is None:
         return False
+    if B.nodes[b.raw_operands[0]].opcode not in ELEMENTWISE:
+        return False  # (the bitcast then stays, fused into its readers' kernels)
     o = B.nodes[b.raw_operands[0]].inst.shape
     s = b.inst.shape
     if s.is_tuple or o.is_tuple or s.layout is None or o.layout is None:
