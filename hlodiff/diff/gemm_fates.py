@@ -82,21 +82,28 @@ def folded_into_dots(B, b: Node) -> bool:
         B.nodes[b.users[0]].opcode == "dot" and not transpose_is_bitcast(B, b)
 
 
+# producers that take a bitcast of their result into themselves: algsimp rebuilds an
+# elementwise op or a dot on the bitcast's shape, merges views, re-lays out a parameter
+_ABSORBS = ELEMENTWISE | {"reshape", "bitcast", "transpose", "copy", "broadcast", "dot",
+                          "parameter"}
+
+
 def transpose_is_bitcast(B, b: Node) -> bool:
-    """Is the transpose ``b`` of an elementwise op a relabelling of its operand's bytes in
-    the same order, which algsimp folds into that op? True when both layouts are given and
+    """Is the transpose ``b`` a relabelling of its operand's bytes in the same order, which
+    the operand takes into itself (``_ABSORBS``)? True when both layouts are given and
     the operand's minor-to-major order is b's, mapped through the permutation
     (``dims[b_minor_to_major[i]] == operand_minor_to_major[i]``), as XLA's
     ``ShapeUtil::TransposeIsBitcast`` decides. The before module of a sharded program can
     carry non-default layouts: fresh 24 muon on 8 H100s, ``transpose.126 =
     f32[512,128]{1,0}`` of ``div.329 = f32[128,512]{0,1}``, which layout normalization (dump
     after it) turns into a bitcast that algsimp then folds into the divide; the dot reads
-    the divide's kernel through that bitcast. Of another op (fresh 26 adafactor on 8
-    H100s: ``transpose.71`` of a gather) the bitcast stays and is fused into the kernels of
-    its readers, where the matcher finds it."""
+    the divide's kernel through that bitcast (so too of a reshape of a dot, or of a
+    parameter: fresh 15 remat_hourglass on 8 H100s). Of another op (fresh 26 adafactor on
+    8 H100s: ``transpose.71`` of a gather) the bitcast stays and is fused into the kernels
+    of its readers, where the matcher finds it."""
     if not b.raw_operands or b.inst.dimensions is None:
         return False
-    if B.nodes[b.raw_operands[0]].opcode not in ELEMENTWISE:
+    if B.nodes[b.raw_operands[0]].opcode not in _ABSORBS:
         return False  # (the bitcast then stays, fused into its readers' kernels)
     o = B.nodes[b.raw_operands[0]].inst.shape
     s = b.inst.shape
