@@ -723,10 +723,9 @@ class FateBuilder:
         """A reshape that is gone re-views its operand's data: the survivor of the operand
         holds b's values (reshape-mover sinks the reshape below the operand's users, layout
         assignment makes it a bitcast of the operand), not the reader the fallback found.
-        So does a transpose that moves no byte under the layouts it already has (XLA:GPU's
-        layout normalization makes it a bitcast: gemm_fates.transpose_is_bitcast; the CPU
-        pipeline keeps such a bitcast, cond_two_branches' transpose.1 of a sine)."""
-        if self.gpu_cse and b.opcode == "transpose" and len(b.operands) == 1 and \
+        So does a transpose that moves no byte under the layouts it already has (layout
+        normalization makes it a bitcast: gemm_fates.transpose_is_bitcast)."""
+        if b.opcode == "transpose" and len(b.operands) == 1 and \
                 self.B.nodes[b.operands[0]].opcode != "dot" and \
                 gemm_fates.transpose_is_bitcast(self.B, b):
             pass  # (of a dot: algsimp rebuilds transpose(dot(a, b)) first, dotrewrites.py)
