@@ -127,17 +127,10 @@ def _down(nodes, i: int) -> list[int]:
     return _walk(nodes, i, _VIEWS, True)
 
 
-def _pieces(A, dot_idx: int, size: int) -> list[tuple[int, int, int]] | None:
-    """The pieces (start, limit, node) of the one concatenation of total size ``size``
-    along its dimension that the dot ``dot_idx`` reads (through views and fusion
-    parameters), or None."""
-    hit = _concat_operand(A, dot_idx, size)
-    return hit[1] if hit else None
-
-
 def _concat_operand(A, dot_idx: int, size: int):
     """(operand position, pieces) of the one operand of the dot ``dot_idx`` that is a
-    concatenation of total size ``size`` along its dimension (see :func:`_pieces`)."""
+    concatenation of total size ``size`` along its dimension (through views and fusion
+    parameters); each piece (start, limit, node)."""
     nodes = A.nodes
     found = []
     for pos, o in enumerate(nodes[dot_idx].raw_operands):
@@ -157,9 +150,33 @@ def _concat_operand(A, dot_idx: int, size: int):
     return found[0] if len(found) == 1 else None
 
 
+def _piece(A, dot: int, s: int) -> tuple[int, int] | None:
+    """(operand position, piece node) of the piece of the concatenation the merged
+    ``dot`` reads whose range is exactly the one the slice ``s`` cuts, or None."""
+    An = A.nodes
+    cut = _cut(An, An[s])
+    if cut is None:
+        return None
+    k, lo, hi = cut
+    hit = _concat_operand(A, dot, An[An[s].raw_operands[0]].inst.shape.dims[k])
+    if hit is None:
+        return None
+    piece = [p for (plo, phi, p) in hit[1] if (plo, phi) == (lo, hi)]
+    return (hit[0], piece[0]) if len(piece) == 1 else None
+
+
 def _owners(m, nodes, i: int) -> set[int]:
     """Before nodes paired with ``i`` or with what it reads through views."""
     return {m.a2b[j] for j in _down(nodes, i) if m.a2b[j] >= 0}
+
+
+def _input_owners(m, nodes, i: int, skip: int = -1) -> set[int]:
+    """Before nodes paired with what the node ``i`` reads (but its operand ``skip``)."""
+    out: set[int] = set()
+    for q, o in enumerate(nodes[i].raw_operands):
+        if q != skip:
+            out |= _owners(m, nodes, o)
+    return out
 
 
 def _reads(B, b, limit: int = 8) -> set[int]:
@@ -186,14 +203,8 @@ def _reads(B, b, limit: int = 8) -> set[int]:
 def _sliced_dot(A, a) -> int | None:
     """The dot whose result the slice ``a`` cuts (through views, fusion parameters and
     the kernel's root), or None."""
-    An = A.nodes
-    src = _down(An, a.raw_operands[0])[-1]
-    if An[src].opcode == "fusion":
-        src = A.resolve(src)
-    for j in _down(An, src):
-        if An[j].opcode == "dot":
-            return j
-    return None
+    j = _down(A.nodes, a.raw_operands[0])[-1]
+    return j if A.nodes[j].opcode == "dot" else None
 
 
 def settle_merged_slices(m) -> int:
@@ -226,18 +237,10 @@ def settle_merged_slices(m) -> int:
         holders = {m.a2b[s]: s for s in slices}
         reads = {y: _reads(B, B.nodes[y]) for y in holders}
         for s in slices:
-            cut = _cut(An, An[s])
-            if cut is None:
+            hit = _piece(A, dot, s)
+            if hit is None:
                 break
-            k, lo, hi = cut
-            size = An[An[s].raw_operands[0]].inst.shape.dims[k]
-            pieces = _pieces(A, dot, size)
-            if pieces is None:
-                break
-            hit = [p for (plo, phi, p) in pieces if (plo, phi) == (lo, hi)]
-            if len(hit) != 1:
-                break
-            own = _owners(m, An, hit[0])
+            own = _owners(m, An, hit[1])
             ys = [y for y, r in reads.items() if r & own]
             if len(ys) != 1:
                 break
@@ -286,22 +289,11 @@ def pair_open_pieces(m) -> int:
     for dot, slices in todo.items():
         done: set[int] = set()
         for s in slices:
-            cut = _cut(An, An[s])
-            if cut is None:
-                continue
-            k, lo, hi = cut
-            hit = _concat_operand(A, dot, An[An[s].raw_operands[0]].inst.shape.dims[k])
+            hit = _piece(A, dot, s)
             if hit is None:
                 continue
-            pos, pieces = hit
-            piece = [p for (plo, phi, p) in pieces if (plo, phi) == (lo, hi)]
-            if len(piece) != 1:
-                continue
-            shared: set[int] = set()
-            for q, o in enumerate(An[dot].raw_operands):
-                if q != pos:
-                    shared |= _owners(m, An, o)
-            own = _owners(m, An, piece[0])
+            shared = _input_owners(m, An, dot, skip=hit[0])
+            own = _owners(m, An, hit[1])
             ds = {d for x in own for d in readers.get(x, ())}
             ds = [d for d in ds if reads[d] & shared and d not in done]
             if len(ds) != 1:
@@ -311,10 +303,7 @@ def pair_open_pieces(m) -> int:
             if y >= 0 and y != dot:  # (the merged dot itself: its value is the slice)
                 if An[y].opcode != "dot":
                     continue
-                theirs = set()
-                for o in An[y].raw_operands:
-                    theirs |= _owners(m, An, o)
-                if reads[d] & theirs:
+                if reads[d] & _input_owners(m, An, y):
                     continue  # (what it has reads what it reads)
             if y >= 0:
                 m.unpair(d)

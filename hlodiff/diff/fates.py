@@ -725,11 +725,11 @@ class FateBuilder:
         assignment makes it a bitcast of the operand), not the reader the fallback found.
         So does a transpose that moves no byte under the layouts it already has (layout
         normalization makes it a bitcast: gemm_fates.transpose_is_bitcast)."""
-        if b.opcode == "transpose" and len(b.operands) == 1 and \
-                self.B.nodes[b.operands[0]].opcode != "dot" and \
-                gemm_fates.transpose_is_bitcast(self.B, b):
-            pass  # (of a dot: algsimp rebuilds transpose(dot(a, b)) first, dotrewrites.py)
-        elif b.opcode not in ("reshape", "bitcast") or len(b.operands) != 1:
+        # (not of a dot: algsimp rebuilds transpose(dot(a, b)) first, dotrewrites.py)
+        no_byte = b.opcode == "transpose" and len(b.operands) == 1 and \
+            self.B.nodes[b.operands[0]].opcode != "dot" and \
+            gemm_fates.transpose_is_bitcast(self.B, b)
+        if not no_byte and (b.opcode not in ("reshape", "bitcast") or len(b.operands) != 1):
             # (a reduce over size-1 dimensions is a reshape; not of a twin whose kernel
             # mark_uncertain_twins will withdraw: fresh 22 colbert under JAX 0.4.30)
             if not sums_nothing(self.B, b) or b.operands[0] in self.m.twins:

@@ -18,7 +18,7 @@ from .relaid import rebuilt_once
 from .passfiles import PassSnapshot
 from .foldorphans import folding_orphans
 from .fused_bodies import FusedBodies
-from .kernel_clones import clones_of_removed_kernels
+from .kernel_clones import KernelClones
 from .foldresults import folded_results
 from .passorphans import inlined_projections, inlined_roots, multi_output_homes, rebuilt_orphans
 from .takeover import find_takeovers
@@ -728,7 +728,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
     prev.index()
     by_key, by_loose = prev.by_key, prev.by_loose
     assert by_key is not None and by_loose is not None
-    bodies = FusedBodies(prev, removed, _key)  # kernels copied into others (fused_bodies.py)
+    bodies, clones = FusedBodies(prev, removed, _key), KernelClones(prev, removed)  # copies
 
     def inner_op(o: str, inner: dict, body) -> object:
         if o in inner:
@@ -794,7 +794,7 @@ def _match_fusions(prev: _Snap, cur: _Snap, c2p: dict[str, str], removed: set[st
             lst = copies.setdefault(match.name, [])
             if f.name not in lst:
                 lst.append(f.name)
-        clones_of_removed_kernels(prev, body, inner, f.name, removed, fused_into, copies)
+        clones.follow(body, inner, f.name, fused_into, copies)
         # a new fusion stands for its root's instruction: later consumers match through it
         if f.name not in c2p and body.root in inner:
             c2p[f.name] = inner[body.root]
