@@ -11,9 +11,8 @@ an after candidate, the paired nodes reached from both through not yet paired on
 
 from __future__ import annotations
 
-import re
-
 from .param_deps import closest
+from .slice_bounds import slice_bounds as _bounds
 from .stacked_reads import same_layer
 from .view import CSE_COMMUTATIVE, local_attrs
 
@@ -209,26 +208,6 @@ def _same_frame(m, w, v) -> bool:
     if ob is None or oa is None or ob.is_tuple or oa.is_tuple or len(ob.dims) != len(oa.dims):
         return False
     return all(a == b or (m.parts and 0 < a < b and b % a == 0) for a, b in zip(oa.dims, ob.dims))
-
-
-def _bounds(n) -> list[tuple[int, int, int]] | None:
-    """Per dimension, the elements the slice takes: (first, count, stride), the stride 1
-    where it takes at most one (algsimp rewrites ``[1:2:2]`` as ``[1:2]``; fresh 4
-    linear_recurrence_assoc_scan)."""
-    text = n.inst.attrs.get("slice")
-    if not text:
-        return None
-    out = []
-    for part in re.findall(r"\[([^\]]*)\]", text):
-        try:
-            nums = [int(x) for x in part.split(":")]
-        except ValueError:
-            return None
-        start, limit = nums[0], nums[1]
-        stride = nums[2] if len(nums) > 2 and nums[2] > 0 else 1
-        count = max(0, (limit - start + stride - 1) // stride)
-        out.append((start, count, stride if count > 1 else 1))
-    return out
 
 
 def _whole_dims(m, b, a) -> tuple[list, list, list[int]] | None:

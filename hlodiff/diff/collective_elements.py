@@ -14,6 +14,7 @@ square was paired with another gradient's, all of them ``f32[8]`` elements of on
 
 from __future__ import annotations
 
+from .slice_bounds import slice_bounds as _bounds
 from .view import View
 
 _SUMMING = ("all-reduce", "reduce-scatter")
@@ -69,8 +70,45 @@ def element_sources(view: View) -> dict[int, int]:
         if k is not None and k < len(x.operands) and len(x.operands) > 1 and \
                 _base(view, x) in _SUMMING:
             out[n.idx] = x.operands[k]
+    _concatenated_pieces(view, out)
     view._element_sources = out
     return out
+
+
+def _concatenated_pieces(view: View, out: dict[int, int]) -> None:
+    """Add the slices of a summed concatenation: the GPU pipeline may sum many gradients
+    with one all-reduce of their concatenation and cut each back out with a slice
+    (fixtures/sharded_views on 8 H100s: ``wrapped_concatenate`` of four flattened weight
+    gradients, one ``all-reduce-start``/``-done``, and a ``wrapped_slice`` per gradient,
+    read by its finiteness check). A slice whose range along the concatenated dimension is
+    exactly one piece carries that piece's operand, summed (an all-reduce only: a
+    reduce-scatter's result is a device's cut of the concatenation, not its pieces)."""
+    nodes = view.nodes
+    for n in nodes:
+        if n.opcode != "slice" or n.alias >= 0 or len(n.operands) != 1:
+            continue
+        src = out.get(n.operands[0])
+        if src is None:
+            continue
+        x = nodes[n.operands[0]]
+        if x.opcode.endswith("-done") and x.operands:
+            x = nodes[x.operands[0]]
+        if _base(view, x) != "all-reduce":  # (a reduce-scatter's result is cut anew)
+            continue
+        c = nodes[view.resolve(src)]
+        kb = _bounds(n)
+        if c.opcode != "concatenate" or not c.inst.dimensions or kb is None:
+            continue
+        d = c.inst.dimensions[0]
+        if d >= len(kb) or kb[d][2] != 1:
+            continue
+        lo, hi, at = kb[d][0], kb[d][0] + kb[d][1], 0
+        for p, q in zip(c.raw_operands, c.operands):
+            size = nodes[p].inst.shape.dims[d]
+            if (at, at + size) == (lo, hi):
+                out[n.idx] = q
+                break
+            at += size
 
 
 def element_readers(view: View) -> dict[int, list[int]]:

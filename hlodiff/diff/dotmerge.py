@@ -15,6 +15,9 @@ dot.
 
 from __future__ import annotations
 
+from .slice_bounds import slice_bounds as _bounds
+from .splitk import partial_sums
+
 _MOVES = ("bitcast", "copy", "transpose", "reshape", "slice")  # slice: of a merged slice
 
 
@@ -94,6 +97,9 @@ def merged_reason(m, a) -> str:
     """Why a dot is named in a slice: which merged dot (and before dot) it became part of."""
     An, Bn = m.after.nodes, m.before.nodes
     src = _through(An, a.raw_operands[0]) if a.raw_operands else -1
+    dot = _sliced_dot(m.after, a) if a.raw_operands else None
+    if dot is not None:  # the merged gemm, not the kernel the slice was fused into
+        src = An[dot].fusion if An[dot].fusion >= 0 else dot
     big = An[src] if src >= 0 else None
     owners = [m.a2b[j] for j, n in enumerate(An)
               if n.opcode == "dot" and (j == src or n.fusion == src) and m.a2b[j] >= 0]
@@ -110,7 +116,6 @@ _VIEWS = ("bitcast", "copy", "transpose", "reshape")
 def _cut(nodes, a) -> tuple[int, int, int] | None:
     """(dimension, start, limit) of the one dimension the slice ``a`` cuts out of its
     operand, or None."""
-    from .anchors import _bounds
     kb = _bounds(a)
     if kb is None or not a.raw_operands:
         return None
@@ -202,9 +207,15 @@ def _reads(B, b, limit: int = 8) -> set[int]:
 
 def _sliced_dot(A, a) -> int | None:
     """The dot whose result the slice ``a`` cuts (through views, fusion parameters and
-    the kernel's root), or None."""
+    the kernel's root), or None. A split-K gemm's sum counts as its dot: the merged dot
+    of the query, key and value projections of one attention on 8 H100s
+    (fixtures/sharded_views) is cut into 4 partial products, and each attention
+    transpose kernel sums them and slices its piece out of the sum."""
     j = _down(A.nodes, a.raw_operands[0])[-1]
-    return j if A.nodes[j].opcode == "dot" else None
+    n = A.nodes[j]
+    if n.opcode == "reduce" and n.operands and j in partial_sums(A, A.nodes[n.operands[0]]):
+        return n.operands[0]
+    return j if n.opcode == "dot" else None
 
 
 def settle_merged_slices(m) -> int:
@@ -288,6 +299,7 @@ def pair_open_pieces(m) -> int:
     c = 0
     for dot, slices in todo.items():
         done: set[int] = set()
+        whole = {dot} | set(partial_sums(A, An[dot]))  # (a split-K gemm's sums too)
         for s in slices:
             hit = _piece(A, dot, s)
             if hit is None:
@@ -300,7 +312,7 @@ def pair_open_pieces(m) -> int:
                 continue
             d = ds[0]
             y = m.b2a[d]
-            if y >= 0 and y != dot:  # (the merged dot itself: its value is the slice)
+            if y >= 0 and y not in whole:  # (the merged dot itself: its value is the slice)
                 if An[y].opcode != "dot":
                     continue
                 if reads[d] & _input_owners(m, An, y):

@@ -27,7 +27,7 @@ the dot's operands, the partial products come out transposed under a bitcast
 from __future__ import annotations
 
 
-def _reduces(A, d) -> list[int]:
+def partial_sums(A, d) -> list[int]:
     """The reduces summing the partial products of the dot node ``d`` (several when fusion
     duplicated the reduce into more than one consumer)."""
     sh = d.inst.shape
@@ -70,7 +70,7 @@ def units(A) -> dict[int, list[int]]:
     out = {}
     for n in A.nodes:
         if n.alias < 0 and n.opcode == "dot" and n.fusion >= 0:
-            rs = _reduces(A, n)
+            rs = partial_sums(A, n)
             if rs:
                 out[n.idx] = rs
     return out
@@ -106,7 +106,7 @@ def note(A, a) -> str | None:
     if a.opcode != "reduce" or not a.operands:
         return None
     d = A.nodes[a.operands[0]]
-    if a.idx not in _reduces(A, d):
+    if a.idx not in partial_sums(A, d):
         return None
     k = d.inst.shape.dims[0]
     return (f"split-K gemm (splitk-rewriter): {A.nodes[d.fusion].name} computes {k} partial "
