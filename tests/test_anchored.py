@@ -86,3 +86,24 @@ def test_kernels_inside_parallel_wrapper_calls_count_as_the_call():
         call = calls[held[n]]
         assert any(i.name == n for c in call.calls for i in comps[c].instructions)
     assert not set(held) & {i.name for i in after.entry_computation.instructions}
+
+
+def test_kernels_inside_parallel_calls_of_a_loop_body_count_as_the_call():
+    """The same outlining inside a scan's loop bodies (fixtures/loop_parallel_calls, JAX
+    0.4.30): the body's ``call`` runs the kernel there, and a body instruction's value
+    goes to that call. Scoring had looked only at the entry's calls, and counted the
+    engine's kernel wrong (fresh 26 remat_gpt_neox under JAX 0.4.30: 86% named)."""
+    from hlodiff.diff.accuracy import wrapper_calls
+
+    f = (Path(__file__).resolve().parent.parent / "fixtures" / "loop_parallel_calls"
+         / "module_0000.jit_scan_residual_step.cpu_after_optimizations.txt")
+    after = load(f)
+    held = wrapper_calls(after)
+    comps = {c.name: c for c in after.computations}
+    entry = after.entry_computation.name
+    in_bodies = [(c.name, i) for c in after.computations if c.name != entry
+                 for i in c.instructions if i.opcode == "call"]
+    assert in_bodies
+    for body, call in in_bodies:
+        root = comps[call.calls[0]].root_instruction
+        assert root.opcode == "fusion" and held[root.name] == call.name, (body, call.name)

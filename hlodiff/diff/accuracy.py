@@ -88,17 +88,20 @@ def wrapper_calls(after: Module) -> dict[str, str]:
     XLA:CPU's parallel task assigner (JAX 0.4.x) outlines a fusion it splits into tasks:
     ``call.1 = call(a, b), to_apply=parallel_fusion.12`` whose computation holds
     ``fusion.12.clone``. The engine names the fusion (the kernel); the oracle follows the
-    value to the top-level call. Both name the same kernel."""
+    value to the call, an instruction of the computation that held the fusion: the entry,
+    or a loop body (fresh 26 remat_gpt_neox_parallel_residual under JAX 0.4.30: the scan
+    body's ``call.21`` runs ``fusion.15.clone``)."""
     comps = {c.name: c for c in after.computations}
     out: dict[str, str] = {}
-    for inst in after.entry_computation.instructions:
-        if inst.opcode != "call":
-            continue
-        for callee in inst.calls:
-            c = comps.get(callee)
-            if c is not None:
-                for i in c.instructions:
-                    out.setdefault(i.name, inst.name)
+    for comp in after.computations:
+        for inst in comp.instructions:
+            if inst.opcode != "call":
+                continue
+            for callee in inst.calls:
+                c = comps.get(callee)
+                if c is not None:
+                    for i in c.instructions:
+                        out.setdefault(i.name, inst.name)
     return out
 
 
