@@ -288,8 +288,10 @@ class FateBuilder:
                 self._set_after(f, A.nodes[m.b2a[b.idx]])
             return f
         loop = self.rebuilt.get(b.idx) or self.branches.get(b.idx)
-        if loop is not None and self.cse_first and b.idx in self.survivor:
+        if loop is not None and self.cse_first and (b.idx in self.survivor or
+                                                    b.idx in self.early_cse):
             loop = None  # 8 CPUs: the partitioner's cleanup CSE merged it before loop passes
+            # (also a no-op view there: fresh 27 paged_attention's rotary sin/cos broadcasts)
         if loop is not None and b.opcode not in ("parameter", "call") and self.live[b.idx]:
             if b.ctx in self.deduped:  # gpu: identical bodies (comp_dedup.py)
                 return comp_dedup.fate(f, b, self.deduped[b.ctx])
