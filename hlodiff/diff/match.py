@@ -41,6 +41,7 @@ from .barrier_forward import handed_on_partner, pair_through_barriers
 from .collective_elements import element_readers, element_sources
 from .rewrite_cands import SCAN_CAP, rewrite_bucket, rewrite_cands
 from .regroup_pairs import repair as repair_regrouped, repair_broadcast_scale
+from .regrouped_divides import repair as repair_regrouped_divides
 from .sunk_broadcasts import pair_sunk
 from .narrow_converts import UPCAST_ARITHMETIC, unconverted
 from .view import Node, View
@@ -703,6 +704,8 @@ def match(before: View, after: View, cse_skip=None) -> Matching:
     if pair_meta_survivors(m) + pair_moved_negates(m):  # old5: copies rewritten before
         _propagate(m)  # CSE, kept under their metadata; reduce(negate(x)) -> negate(reduce(x))
     repair_regrouped(m)  # old2: (x*c1)*c2 -> x*(c1*c2) lives on as the outer one
+    if repair_regrouped_divides(m):  # (a/b)/c -> a/(b*c) lives on as the outer one
+        _propagate(m)
     if pair_sunk(m):  # cpu4: op(broadcast(x), broadcast(c)) -> broadcast(op(x, c))
         _propagate(m)
     if pair_wrapped(m):  # canonicalized dots/convolutions under their wrapper views
