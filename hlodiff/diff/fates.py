@@ -8,7 +8,7 @@ from . import cse_first, cse_walk, folded_target, identities, spmd_cse  # old2; 
 from . import cudnn_fused, folded_views, inplace, loop_pairs, normalization, onecell  # various
 from . import gemm_converts, library_results, splitk, spmd_reshapes, sunk_broadcasts  # gpu8n..
 from . import algsimp_twins, loop_twins, meta_survivors, onednn_softmax  # old5
-from . import barrier_forward, cpu_cse_order, named_copies  # cpu5
+from . import barrier_forward, cpu_cse_order, named_copies, narrow_dots  # cpu5; fresh 27
 from . import comp_dedup, dead_pairs, flattened, layout_tuples, shared_bodies, strength_reduced  # cpu6; flat
 from . import bitcast_views, first_dce, negated_sums  # oldh2
 from . import folded_scales  # old3
@@ -747,7 +747,7 @@ class FateBuilder:
     def _survivor_fate(self, sb: Node) -> InstructionFate:
         c = self._sf_cache.get(sb.idx)
         if c is None:
-            c = self._sf_cache[sb.idx] = self.fate(sb)
+            c = self._sf_cache[sb.idx] = narrow_dots.widened(self, sb, self.fate(sb))
         return c
 
     def _recreated(self, b: Node, a: Node) -> bool:
@@ -780,7 +780,7 @@ class FateBuilder:
         f.fusion, f.fusion_kind = self.where(a)
 
     def all(self) -> list[InstructionFate]:
-        out = [self.fate(b) for b in self.B.nodes]
+        out = [narrow_dots.widened(self, b, self.fate(b)) for b in self.B.nodes]  # fresh 27
         folded_target.locate(self.A, out)  # old2: the kernel holding a folded constant
         cudnn_fused.bias_adds(self.m, out)  # gpu4: bias adds inside cuDNN's fused conv
         library_results.name_results(self.m, out)  # gpu8n: element 0 of a library call
