@@ -150,6 +150,24 @@ def multi_output_homes(cur, removed: list) -> None:
             rem.fusion = f.name
 
 
+def outlined_calls(cur, removed: list) -> None:
+    """XLA:CPU's parallel task assigner (JAX 0.4.x) outlines a kernel it splits into tasks:
+    ``fusion.629`` becomes ``call.118 = call(...), to_apply=parallel_fusion.629`` whose
+    root is ``fusion.629.clone`` (fresh 26 consistency_training under JAX 0.4.30, dump
+    0051). Sets ``into`` of a removal the step left without one to the call whose
+    computation's root is its clone: the users' rule would give a producer outlined with
+    its consumer the consumer's call (``fusion.628`` -> ``call.117`` reads ``call.118``)."""
+    clones: dict[str, str] = {}
+    for c in cur.top.values():
+        if c.opcode == "call" and c.calls and c.calls[0] in cur.roots:
+            clones[cur.roots[c.calls[0]]] = c.name
+    if not clones:
+        return
+    for rem in removed:
+        if rem.into is None and rem.fate == "rewritten":
+            rem.into = clones.get(f"{rem.name}.clone")
+
+
 def implicit_tuple_sources(names: list[str]) -> list[str]:
     """``names`` plus, after each implicit get-tuple-element ``x#i`` (jax 0.11's printer: no
     instruction of its own, element i of ``x``), the instruction ``x`` whose result it is:

@@ -1,7 +1,6 @@
-"""One pass of XLA's pass-by-pass dumps: what a snapshot removed, added and renamed
-relative to the snapshot before it, and where each removed instruction went (a fusion, a
-survivor, a replacement). :mod:`hlodiff.dumps.passes` strings these steps into a trace.
-"""
+"""One pass of XLA's pass-by-pass dumps: what a snapshot removed, added and renamed relative
+to the one before, and where each removed instruction went (a fusion, a survivor, a
+replacement). :mod:`hlodiff.dumps.passes` strings these steps into a trace."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from .foldorphans import folding_orphans
 from .fused_bodies import FusedBodies
 from .kernel_clones import KernelClones
 from .foldresults import folded_results
-from .passorphans import inlined_projections, inlined_roots, multi_output_homes, rebuilt_orphans
+from .passorphans import inlined_projections, inlined_roots, multi_output_homes, outlined_calls, rebuilt_orphans
 from .takeover import find_takeovers
 from .tuplefwd import forwarded_element, hands_back
 from .compsig import merged_key, same_computation
@@ -522,6 +521,7 @@ def _diff_step(prev: _Snap, cur: _Snap, snap: PassSnapshot,
     _forward_views(prev, step.removed, by_name, p2c)
     if kind == "fused":  # gpu2: merged into a multi-output fusion (passorphans.py)
         multi_output_homes(cur, step.removed)
+    outlined_calls(cur, step.removed)  # JAX 0.4.x XLA:CPU's parallel task assigner
     survivors: dict[tuple, str] | None = None
     wrappers: dict[tuple, list[str]] | None = None
     for rem in reversed(step.removed):  # post order reversed: users first
