@@ -14,7 +14,7 @@ square was paired with another gradient's, all of them ``f32[8]`` elements of on
 
 from __future__ import annotations
 
-from .slice_bounds import slice_bounds as _bounds
+from .slice_bounds import concat_pieces, slice_bounds as _bounds
 from .view import View
 
 _SUMMING = ("all-reduce", "reduce-scatter")
@@ -102,13 +102,10 @@ def _concatenated_pieces(view: View, out: dict[int, int]) -> None:
         d = c.inst.dimensions[0]
         if d >= len(kb) or kb[d][2] != 1:
             continue
-        lo, hi, at = kb[d][0], kb[d][0] + kb[d][1], 0
-        for p, q in zip(c.raw_operands, c.operands):
-            size = nodes[p].inst.shape.dims[d]
-            if (at, at + size) == (lo, hi):
-                out[n.idx] = q
-                break
-            at += size
+        cut = (kb[d][0], kb[d][0] + kb[d][1])
+        k = next((k for lo, hi, k in concat_pieces(nodes, c) if (lo, hi) == cut), None)
+        if k is not None:
+            out[n.idx] = c.operands[k]
 
 
 def element_readers(view: View) -> dict[int, list[int]]:

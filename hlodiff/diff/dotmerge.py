@@ -15,7 +15,7 @@ dot.
 
 from __future__ import annotations
 
-from .slice_bounds import slice_bounds as _bounds
+from .slice_bounds import concat_pieces, slice_bounds as _bounds
 from .splitk import partial_sums
 
 _MOVES = ("bitcast", "copy", "transpose", "reshape", "slice")  # slice: of a merged slice
@@ -143,13 +143,8 @@ def _concat_operand(A, dot_idx: int, size: int):
             c = nodes[A.resolve(j)] if nodes[j].opcode == "fusion" else nodes[j]
             if c.opcode != "concatenate" or not c.inst.dimensions:
                 continue
-            d = c.inst.dimensions[0]
-            out, at = [], 0
-            for p in c.raw_operands:
-                n = nodes[p].inst.shape.dims[d]
-                out.append((at, at + n, p))
-                at += n
-            if at == size:
+            out = [(lo, hi, c.raw_operands[k]) for lo, hi, k in concat_pieces(nodes, c)]
+            if out and out[-1][1] == size:
                 found.append((pos, out))
             break
     return found[0] if len(found) == 1 else None

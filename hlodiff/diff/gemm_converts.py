@@ -37,7 +37,7 @@ def _gemm_kernels(A: View) -> dict[str, Node]:
             n.inst.attrs.get("kind") == "kCustom" and "gemm" in n.name}
 
 
-def _through_views(B: View, i: int) -> int:
+def through_views(B: View, i: int) -> int:
     """Back from node ``i`` through transposes, bitcasts, reshapes and copies."""
     for _ in range(8):
         n = B.nodes[i]
@@ -75,7 +75,7 @@ def round_trips(m, fates: list) -> dict[int, tuple[Node, str, str]]:
             # into the kernel as its epilogue (fresh 11 bf16_preferred_f32_accum_adam on
             # one H100, dump 0026: convert_element_type.16/.17 after transpose(dot) inside
             # gemm_fusion_dot; dump 0030 removes them)
-            p = _through_views(B, there.operands[0])
+            p = through_views(B, there.operands[0])
             fd = fates[p] if B.nodes[p].opcode == "dot" else None
             k = kernels.get(fd.fusion or "") if fd is not None else None
             role = f"as the epilogue of the dot {B.nodes[p].name} it rounds"

@@ -15,6 +15,8 @@ put the dot's value, and the reshapes and transposes of it, in the transpose ker
 
 from __future__ import annotations
 
+from .gemm_converts import through_views
+
 _NARROW = ("f16",)  # bf16: float normalization widens the dot in place (its kernel holds it)
 _VIEWS = ("bitcast", "reshape", "copy", "transpose")
 
@@ -33,11 +35,7 @@ def _narrowing(A) -> dict[int, list[int]]:
     for n in A.nodes:
         if n.alias >= 0 or n.opcode != "convert" or _type(n) not in _NARROW or not n.operands:
             continue
-        x = A.nodes[n.operands[0]]
-        for _ in range(8):
-            if x.opcode not in _VIEWS or not x.operands:
-                break
-            x = A.nodes[x.operands[0]]
+        x = A.nodes[through_views(A, n.operands[0])]
         if x.opcode == "dot" and _type(x) == "f32":
             out.setdefault(x.idx, []).append(n.idx)
     A._narrowing_converts = out

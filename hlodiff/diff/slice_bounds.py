@@ -1,6 +1,6 @@
-"""The elements a ``slice`` takes, per dimension, read from its ``slice={...}`` attribute
-(shared by the anchors, the dot merger's pieces and the pieces of a summed
-concatenation)."""
+"""The elements a ``slice`` takes, per dimension, read from its ``slice={...}`` attribute,
+and the pieces a ``concatenate`` puts together (shared by the anchors, the dot merger's
+pieces and the pieces of a summed concatenation)."""
 
 from __future__ import annotations
 
@@ -24,4 +24,16 @@ def slice_bounds(n) -> list[tuple[int, int, int]] | None:
         stride = nums[2] if len(nums) > 2 and nums[2] > 0 else 1
         count = max(0, (limit - start + stride - 1) // stride)
         out.append((start, count, stride if count > 1 else 1))
+    return out
+
+
+def concat_pieces(nodes, c) -> list[tuple[int, int, int]]:
+    """(start, limit, k) of each operand ``k`` of the concatenate node ``c`` along its
+    dimension."""
+    d = c.inst.dimensions[0]
+    out, at = [], 0
+    for k, p in enumerate(c.raw_operands):
+        n = nodes[p].inst.shape.dims[d]
+        out.append((at, at + n, k))
+        at += n
     return out

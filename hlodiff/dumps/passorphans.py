@@ -157,15 +157,13 @@ def outlined_calls(cur, removed: list) -> None:
     0051). Sets ``into`` of a removal the step left without one to the call whose
     computation's root is its clone: the users' rule would give a producer outlined with
     its consumer the consumer's call (``fusion.628`` -> ``call.117`` reads ``call.118``)."""
-    clones: dict[str, str] = {}
-    for c in cur.top.values():
-        if c.opcode == "call" and c.calls and c.calls[0] in cur.roots:
-            clones[cur.roots[c.calls[0]]] = c.name
-    if not clones:
+    waiting = [rem for rem in removed if rem.into is None and rem.fate == "rewritten"]
+    if not waiting:
         return
-    for rem in removed:
-        if rem.into is None and rem.fate == "rewritten":
-            rem.into = clones.get(f"{rem.name}.clone")
+    clones = {cur.roots[c.calls[0]]: c.name for c in cur.top.values()
+              if c.opcode == "call" and c.calls and c.calls[0] in cur.roots}
+    for rem in waiting:
+        rem.into = clones.get(f"{rem.name}.clone")
 
 
 def implicit_tuple_sources(names: list[str]) -> list[str]:
